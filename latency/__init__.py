@@ -1,0 +1,3 @@
+from latency.celery import app as celery_app
+
+__all__ = ["celery_app"]

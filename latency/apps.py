@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LatencyConfig(AppConfig):
+    name = "latency"
+    verbose_name = "Latency Atlas site"

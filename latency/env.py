@@ -1,0 +1,86 @@
+"""Small typed readers of environment variables that fail loudly.
+
+A monitor that silently falls back to a default when an operator mistypes
+`DEBUG=flase` is worse than one that refuses to start, so every reader raises
+ImproperlyConfigured naming the variable and the value it could not read.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true or false)")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={value} is below the minimum {minimum}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name}={value} is above the maximum {maximum}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
+    """Django DATABASES entry from postgres://user:pass@host:port/db?opt=v."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
+        raise ImproperlyConfigured(
+            f"{name} must be a postgres:// URL (got scheme {parts.scheme!r}); Latency Atlas runs on PostgreSQL only"
+        )
+    db_name = unquote(parts.path.lstrip("/"))
+    if not db_name:
+        raise ImproperlyConfigured(f"{name} names no database (postgres://user@host:port/NAME)")
+    options = dict(parse_qsl(parts.query))
+    host = unquote(parts.hostname or "") if parts.hostname else ""
+    # A host given as ?host=/path (unix socket directory) wins over the netloc.
+    host = options.pop("host", host)
+    try:
+        port = parts.port
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} has an invalid port") from None
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": db_name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": host,
+        "PORT": str(port or ""),
+        "OPTIONS": options,
+        # Persistent connections: ingest and the dashboard query constantly.
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+    }

@@ -1,0 +1,159 @@
+"""The phase timeline of one call, and the network backend that fills it.
+
+httpcore resolves names inside its TCP connect, so its own trace cannot tell
+DNS from the handshake. Our backend resolves first (timed on its own), then
+connects to the address while httpcore keeps the original host for the Host
+header and SNI, then times the TLS handshake and stamps every read. It is an
+httpcore extension point, so httpx's request and response handling is kept.
+
+All times are perf_counter_ns(): CLOCK_MONOTONIC on Linux, never adjusted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import ipaddress
+import os
+import socket
+import ssl
+import time
+import typing
+from dataclasses import dataclass, field
+
+import anyio
+import httpcore
+from httpcore._backends.anyio import AnyIOStream
+
+now_ns = time.perf_counter_ns
+
+# The timeline of the call running in this task. A context variable (not an
+# attribute of the backend) because a warm pool's connections outlive calls.
+current: contextvars.ContextVar[Timeline | None] = contextvars.ContextVar("latency_timeline", default=None)
+
+
+@dataclass
+class Timeline:
+    start_ns: int = 0
+    dns_start: int | None = None
+    dns_end: int | None = None
+    connect_start: int | None = None
+    connect_end: int | None = None
+    tls_start: int | None = None
+    tls_end: int | None = None
+    request_sent: int | None = None
+    first_byte: int | None = None
+    last_read: int | None = None
+    phase: str = "start"  # the phase in progress: where a failure happened
+    remote_addr: str | None = None
+    new_connection: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+class TimedStream(httpcore.AsyncNetworkStream):
+    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
+        self._inner = inner
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data = await self._inner.read(max_bytes, timeout)
+        stamp = now_ns()
+        tl = current.get()
+        if tl is not None and data:
+            tl.last_read = stamp
+            if tl.first_byte is None and tl.request_sent is not None:
+                tl.first_byte = stamp
+        return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, timeout)
+        tl = current.get()
+        if tl is not None:
+            tl.request_sent = now_ns()
+            tl.phase = "request"
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        tl = current.get()
+        if tl is not None:
+            tl.phase = "tls"
+            tl.tls_start = now_ns()
+        inner = await self._inner.start_tls(ssl_context, server_hostname, timeout)
+        if tl is not None:
+            tl.tls_end = now_ns()
+            tl.phase = "connected"
+        return TimedStream(inner)
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        return self._inner.get_extra_info(info)
+
+
+def _literal_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+class TimedBackend(httpcore.AsyncNetworkBackend):
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[typing.Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        tl = current.get() or Timeline()
+        tl.new_connection = True
+        loop = asyncio.get_running_loop()
+        if _literal_ip(host):
+            ip = host.strip("[]")
+            family = socket.AF_INET6 if ":" in ip else socket.AF_INET
+            candidates = [(family, (ip, port) if family == socket.AF_INET else (ip, port, 0, 0))]
+        else:
+            tl.phase = "dns"
+            tl.dns_start = now_ns()
+            try:
+                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+            except OSError as exc:
+                raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror or exc}") from exc
+            tl.dns_end = now_ns()
+            candidates = [(fam, addr) for fam, _, _, _, addr in infos]
+            if not candidates:
+                raise httpcore.ConnectError(f"cannot resolve {host}: no addresses")
+
+        tl.phase = "connect"
+        tl.connect_start = now_ns()
+        last_exc: OSError | None = None
+        for family, addr in candidates:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                await loop.sock_connect(sock, addr)
+            except OSError as exc:
+                sock.close()
+                last_exc = exc
+                continue
+            except BaseException:
+                sock.close()
+                raise
+            tl.connect_end = now_ns()
+            tl.phase = "connected"
+            tl.remote_addr = addr[0]
+            stream = await anyio.abc.SocketStream.from_socket(sock)
+            return TimedStream(AnyIOStream(stream))
+        assert last_exc is not None
+        reason = os.strerror(last_exc.errno).lower() if last_exc.errno else str(last_exc)
+        raise httpcore.ConnectError(f"cannot connect to {host}:{port}: {reason}") from last_exc
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):  # pragma: no cover
+        raise httpcore.ConnectError("unix sockets are not probed")
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)

@@ -1,0 +1,126 @@
+"""The probe spec (what to call) and the measurement (what happened).
+
+Both are plain data: the spec travels through the broker as a dict, the
+result comes back as a dict, and the field names here are the product's
+contract (database columns, CSV columns, `probe --json`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# One place defines the outcome names.
+OK = "ok"
+DNS_ERROR = "dns_error"
+CONNECT_ERROR = "connect_error"
+TLS_ERROR = "tls_error"
+TIMEOUT = "timeout"
+HTTP_ERROR = "http_error"
+UPSTREAM_ERROR = "upstream_error"
+TRUNCATED = "truncated"
+PROTOCOL_ERROR = "protocol_error"
+
+OUTCOMES = (
+    OK,
+    DNS_ERROR,
+    CONNECT_ERROR,
+    TLS_ERROR,
+    TIMEOUT,
+    HTTP_ERROR,
+    UPSTREAM_ERROR,
+    TRUNCATED,
+    PROTOCOL_ERROR,
+)
+
+STYLES = ("openai", "anthropic", "gemini", "http")
+
+COLD = "cold"
+WARM = "warm"
+CONNECTIONS = (COLD, WARM)
+
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """Everything the engine needs for one call. Never holds a secret:
+    `api_key_env` names the environment variable the key is read from."""
+
+    url: str
+    style: str = "openai"
+    model: str = ""
+    prompt: str = "Say hello in five words."
+    max_tokens: int = 64
+    headers: dict[str, str] = field(default_factory=dict)
+    api_key_env: str = ""
+    timeout_s: float = 30.0
+    connection: str = COLD
+    method: str = ""  # http style only; GET when empty
+    body: str = ""  # http style only
+    ca_bundle: str = ""  # PEM file of extra trusted CAs (a local test CA, a corporate proxy)
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+
+    def __post_init__(self) -> None:
+        if self.style not in STYLES:
+            raise ValueError(f"style must be one of {', '.join(STYLES)} (got {self.style!r})")
+        if self.connection not in CONNECTIONS:
+            raise ValueError(f"connection must be cold or warm (got {self.connection!r})")
+        if not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"url must start with http:// or https:// (got {self.url!r})")
+        if self.timeout_s <= 0:
+            raise ValueError("timeout must be positive")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeSpec:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class Measurement:
+    """One call's outcome and timings. Milliseconds as floats rounded to the
+    microsecond; None means the phase did not happen (never 0)."""
+
+    outcome: str = OK
+    error: str | None = None
+    error_type: str | None = None  # the provider's own error type, e.g. rate_limit_error
+    retry_after_s: float | None = None
+    started_at: str | None = None  # UTC ISO 8601 wall clock of the call's start
+    http_status: int | None = None
+    http_version: str | None = None
+    remote_addr: str | None = None
+    connection: str = COLD
+    dns_ms: float | None = None
+    connect_ms: float | None = None
+    tls_ms: float | None = None
+    ttfb_ms: float | None = None
+    first_event_ms: float | None = None
+    ttft_ms: float | None = None
+    ttfat_ms: float | None = None
+    total_ms: float | None = None
+    output_tokens: int | None = None
+    tokens_estimated: bool | None = None
+    tokens_per_s: float | None = None
+    itl_p50_ms: float | None = None
+    itl_p95_ms: float | None = None
+    itl_max_ms: float | None = None
+    response_bytes: int | None = None
+    # perf_counter_ns() (CLOCK_MONOTONIC on Linux) at the call's start: lets a
+    # benchmark line our milestones up with a server's own timestamps.
+    # Not part of the stored record.
+    start_ns: int | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data.pop("start_ns")
+        return data
+
+
+MEASUREMENT_FIELDS = tuple(f.name for f in dataclasses.fields(Measurement) if f.name != "start_ns")

@@ -1,0 +1,53 @@
+"""Anthropic Messages streaming."""
+
+from __future__ import annotations
+
+import json
+
+from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class AnthropicMessages(Style):
+    name = "anthropic"
+
+    def plan(self, spec, api_key):
+        headers = self.base_headers(spec)
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if api_key:
+            headers["x-api-key"] = api_key
+        body = {
+            "model": spec.model,
+            "max_tokens": spec.max_tokens,
+            "messages": [{"role": "user", "content": spec.prompt}],
+            "stream": True,
+        }
+        return RequestPlan("POST", spec.url, headers, json.dumps(body).encode())
+
+    def on_event(self, event, state: StreamState) -> None:
+        state.event(event.at_ns)
+        payload = parse_json(event.data)
+        if not isinstance(payload, dict):
+            raise ProtocolError(f"unexpected stream event: {event.data[:60]!r}")
+        kind = payload.get("type") or event.event
+        if kind == "error" or event.event == "error":
+            state.upstream_error(*error_details(payload))
+        elif kind == "content_block_delta":
+            delta = payload.get("delta") or {}
+            dtype = delta.get("type")
+            if dtype == "text_delta" and delta.get("text"):
+                state.token(event.at_ns, answer=True)
+            elif dtype == "thinking_delta" and delta.get("thinking"):
+                state.token(event.at_ns, answer=False)
+            elif dtype == "input_json_delta" and delta.get("partial_json"):
+                state.token(event.at_ns, answer=False)
+            # signature_delta carries no generated token.
+        elif kind == "message_delta":
+            # Anthropic's usage here is cumulative: the last one is the total.
+            usage = payload.get("usage") or {}
+            if isinstance(usage.get("output_tokens"), int):
+                state.usage_output_tokens = usage["output_tokens"]
+        elif kind == "message_stop":
+            state.terminal = True
+        # message_start, content_block_start/stop and ping are bookkeeping.

@@ -1,0 +1,108 @@
+"""What every API style shares: the request plan and the stream's state.
+
+A style turns a spec into a request and each SSE event into facts: a token
+(reasoning or answer), a usage count, the terminal event, an upstream error,
+or malformed data. Timing rules live here, once, not in each style.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from probes.engine.sse import SSEComment, SSEEvent
+
+
+@dataclass
+class RequestPlan:
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes | None
+    streaming: bool = True
+
+
+class ProtocolError(Exception):
+    """The provider sent data this style cannot read."""
+
+
+@dataclass
+class StreamState:
+    first_event_ns: int | None = None
+    first_token_ns: int | None = None
+    first_answer_ns: int | None = None
+    token_times: list[int] = field(default_factory=list)
+    usage_output_tokens: int | None = None
+    terminal: bool = False
+    upstream_error_type: str | None = None
+    upstream_error_message: str | None = None
+
+    def event(self, at_ns: int) -> None:
+        if self.first_event_ns is None:
+            self.first_event_ns = at_ns
+
+    def token(self, at_ns: int, *, answer: bool) -> None:
+        """A generated token arrived (reasoning or thinking included)."""
+        if self.first_token_ns is None:
+            self.first_token_ns = at_ns
+        if answer and self.first_answer_ns is None:
+            self.first_answer_ns = at_ns
+        self.token_times.append(at_ns)
+
+    def upstream_error(self, error_type: str | None, message: str | None) -> None:
+        self.upstream_error_type = error_type or "error"
+        self.upstream_error_message = message or error_type or "error event in stream"
+
+    @property
+    def failed(self) -> bool:
+        return self.upstream_error_type is not None
+
+
+def parse_json(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        snippet = data[:60].replace("\n", " ")
+        raise ProtocolError(f"stream data is not JSON: {snippet!r}") from None
+
+
+def error_details(payload: Any) -> tuple[str | None, str | None]:
+    """(type, message) from any provider's error body or error event."""
+    if not isinstance(payload, dict):
+        return None, None
+    err = payload.get("error")
+    if isinstance(err, str):
+        return "error", err
+    if not isinstance(err, dict):
+        return None, None
+    etype, code, status = err.get("type"), err.get("code"), err.get("status")
+    # OpenAI's 429 says type "requests" and puts the useful word in code;
+    # Gemini says status RESOURCE_EXHAUSTED and a numeric code.
+    if etype in (None, "", "requests") and isinstance(code, str) and code:
+        etype = code
+    etype = etype or status or (str(code) if code is not None else None)
+    message = err.get("message")
+    return (str(etype) if etype else None), (str(message) if message is not None else None)
+
+
+class Style:
+    name = ""
+    auth_header = ""
+
+    def plan(self, spec, api_key: str | None) -> RequestPlan:
+        raise NotImplementedError
+
+    def on_event(self, event: SSEEvent, state: StreamState) -> None:
+        raise NotImplementedError
+
+    def on_comment(self, comment: SSEComment, state: StreamState) -> None:
+        # Keep-alive comments are not events: they neither start the stream
+        # nor carry tokens.
+        return None
+
+    def base_headers(self, spec) -> dict[str, str]:
+        return {"accept": "text/event-stream", "content-type": "application/json", "user-agent": USER_AGENT}
+
+
+USER_AGENT = "latency-atlas-probe/0.1"

@@ -1,0 +1,66 @@
+"""An httpx transport over an httpcore pool that uses our timed backend.
+
+httpx's own transport does not let a caller choose httpcore's network
+backend, so this is the thin adapter between the two public APIs.
+"""
+
+from __future__ import annotations
+
+import ssl
+import typing
+
+import httpcore
+import httpx
+
+from probes.engine.clock import TimedBackend
+
+
+class _Body(httpx.AsyncByteStream):
+    def __init__(self, stream: typing.AsyncIterable[bytes]) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
+        async for part in self._stream:
+            yield part
+
+    async def aclose(self) -> None:
+        if hasattr(self._stream, "aclose"):
+            await self._stream.aclose()
+
+
+class TimedTransport(httpx.AsyncBaseTransport):
+    def __init__(self, ssl_context: ssl.SSLContext, *, keepalive: bool) -> None:
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            http1=True,
+            http2=False,
+            max_connections=None,
+            # A cold probe must never reuse a connection: none is kept.
+            max_keepalive_connections=None if keepalive else 0,
+            keepalive_expiry=60.0 if keepalive else 0.0,
+            network_backend=TimedBackend(),
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        core_request = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        response = await self._pool.handle_async_request(core_request)
+        return httpx.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_Body(response.stream),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()

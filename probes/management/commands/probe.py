@@ -1,0 +1,90 @@
+"""`manage.py probe URL --style ...`: one timed call, like `curl -w` for LLM APIs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import ssl
+
+from django.core.management.base import BaseCommand, CommandError
+
+from probes.engine import Engine, ProbeSpec
+from probes.engine.result import STYLES, Measurement
+from probes.waterfall import render_waterfall
+
+
+def _header(value: str) -> tuple[str, str]:
+    name, sep, val = value.partition(":")
+    if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+        raise CommandError(f"--header {value!r} is not of the form 'Name: value'", returncode=2)
+    return name.strip(), val.strip()
+
+
+class Command(BaseCommand):
+    help = "Make one timed call to an LLM API (or plain HTTP URL) and show its phases."
+
+    def add_arguments(self, parser):
+        parser.add_argument("url")
+        parser.add_argument("--style", choices=STYLES, default="openai")
+        parser.add_argument("--model", default="")
+        parser.add_argument("--prompt", default="Say hello in five words.")
+        parser.add_argument("--max-tokens", type=int, default=64)
+        parser.add_argument("--timeout", type=float, default=30.0, help="seconds for the whole call")
+        parser.add_argument("--header", action="append", default=[], help="'Name: value' (repeatable)")
+        parser.add_argument("--api-key-env", default="", help="environment variable holding the API key")
+        parser.add_argument("--ca-bundle", default="", help="PEM file of CA certificates to trust as well")
+        parser.add_argument("--method", default="", help="http style: request method (GET by default)")
+        parser.add_argument("--warm", action="store_true", help="measure over an already open connection")
+        parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
+
+    def handle(self, *args, **opts):
+        spec = self._spec(opts)
+        result = asyncio.run(self._run(spec, warm=opts["warm"]))
+        if opts["json"]:
+            self.stdout.write(json.dumps(result.to_dict(), sort_keys=False))
+        else:
+            self.stdout.write(render_waterfall(spec, result, color=self.stdout.isatty()))
+        if result.outcome != "ok":
+            raise SystemExit(1)
+
+    def _spec(self, opts) -> ProbeSpec:
+        if opts["style"] != "http" and not opts["model"] and opts["style"] != "gemini":
+            raise CommandError(f"--model is required for the {opts['style']} style", returncode=2)
+        env = opts["api_key_env"]
+        if env and not os.environ.get(env):
+            raise CommandError(f"--api-key-env: environment variable {env} is not set", returncode=2)
+        if opts["ca_bundle"]:
+            path = opts["ca_bundle"]
+            if not os.path.isfile(path):
+                raise CommandError(f"--ca-bundle: no such file {path!r}", returncode=2)
+            try:
+                ssl.create_default_context().load_verify_locations(cafile=path)
+            except ssl.SSLError:
+                raise CommandError(f"--ca-bundle: {path!r} holds no PEM certificate", returncode=2) from None
+        headers = dict(_header(h) for h in opts["header"])
+        try:
+            return ProbeSpec(
+                url=opts["url"],
+                style=opts["style"],
+                model=opts["model"],
+                prompt=opts["prompt"],
+                max_tokens=opts["max_tokens"],
+                headers=headers,
+                api_key_env=env,
+                timeout_s=opts["timeout"],
+                connection="warm" if opts["warm"] else "cold",
+                method=opts["method"],
+                ca_bundle=opts["ca_bundle"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc), returncode=2) from None
+
+    async def _run(self, spec: ProbeSpec, *, warm: bool) -> Measurement:
+        engine = Engine()
+        try:
+            if warm:
+                await engine.warm_up(spec)
+            return await engine.measure(spec)
+        finally:
+            await engine.aclose()
