@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "channels",
     "probes",
     "latency",
@@ -83,9 +84,51 @@ CHANNEL_LAYERS = {
     }
 }
 
+# Celery. Region workers need only this broker URL (plus their region and the
+# providers' keys): they never open the database.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+# A run is acknowledged only once its measurement is handed to the ingest
+# queue, so a worker killed mid-probe has the run delivered again; the unique
+# slot key in Postgres makes the second delivery harmless.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # reconnect forever
+# With Redis, an unacknowledged message returns to its queue after this many
+# seconds: it bounds how late a killed worker's run is delivered again.
+LATENCY_VISIBILITY_TIMEOUT = env_int("LATENCY_VISIBILITY_TIMEOUT", 150, minimum=2, maximum=86400)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": LATENCY_VISIBILITY_TIMEOUT,
+    # Sweep for abandoned messages every few seconds (one cheap ZRANGE), not
+    # kombu's default of every 100 s, so recovery follows the timeout closely.
+    "unacked_restore_interval": max(1, min(5, LATENCY_VISIBILITY_TIMEOUT // 2)),
+    "unacked_restore_throttle": 1,
+}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TASK_ROUTES = {
+    "probes.ingest": {"queue": "ingest"},
+    "probes.rollup_recent": {"queue": "maintenance"},
+    "probes.prune": {"queue": "maintenance"},
+}
+CELERY_BEAT_SCHEDULE = {
+    "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},
+    "prune": {"task": "probes.prune", "schedule": 3600.0, "options": {"expires": 3500}},
+}
+
+# Measurements: raw rows are kept this many days; hourly rollups forever
+# unless LATENCY_ROLLUP_RETENTION_DAYS says otherwise (0 = forever).
+LATENCY_RETENTION_DAYS = env_int("LATENCY_RETENTION_DAYS", 30, minimum=1)
+LATENCY_ROLLUP_RETENTION_DAYS = env_int("LATENCY_ROLLUP_RETENTION_DAYS", 0, minimum=0)
+LATENCY_PRUNE_BATCH = env_int("LATENCY_PRUNE_BATCH", 10000, minimum=100)
+LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -135,4 +178,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
+    # httpx logs every request URL at INFO; a URL can carry a key, and the
+    # probe engine reports what matters itself.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }

@@ -1,0 +1,224 @@
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.contrib import admin, messages
+from django.db.models import Count
+from django.utils.translation import ngettext
+
+from probes.forms import ProbeAdminForm
+from probes.models import HourlyRollup, Measurement, Probe, Region, RollupHour, Target
+
+
+@admin.register(Region)
+class RegionAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "city", "country", "latitude", "longitude", "active")
+    list_editable = ("active",)
+    list_filter = ("active", "country")
+    search_fields = ("name", "slug", "city", "country")
+
+
+@admin.register(Target)
+class TargetAdmin(admin.ModelAdmin):
+    list_display = ("name", "api_style", "model", "host", "api_key_env", "location_name", "probe_count")
+    list_filter = ("api_style",)
+    search_fields = ("name", "url", "model", "location_name")
+    readonly_fields = ("created_at",)
+    fieldsets = (
+        (None, {"fields": ("name", "api_style", "url", "model")}),
+        (
+            "Credentials and TLS",
+            {
+                "description": "Secrets are never stored: name the environment variable that holds the key "
+                "on the workers, and write secret header values as ${VAR}.",
+                "fields": ("api_key_env", "headers", "ca_bundle"),
+            },
+        ),
+        ("Where the endpoint is served from", {"fields": ("location_name", "latitude", "longitude")}),
+        (None, {"fields": ("created_at",)}),
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_probe_count=Count("probes"))
+
+    @admin.display(description="host")
+    def host(self, obj: Target) -> str:
+        # The full URL is long and mostly path; the host is what tells targets apart.
+        return urlsplit(obj.url).netloc
+
+    @admin.display(description="probes", ordering="_probe_count")
+    def probe_count(self, obj: Target) -> int:
+        return obj._probe_count
+
+
+@admin.register(Probe)
+class ProbeAdmin(admin.ModelAdmin):
+    form = ProbeAdminForm
+    list_display = (
+        "name",
+        "target",
+        "interval_seconds",
+        "timeout_seconds",
+        "connection",
+        "region_count",
+        "enabled",
+        "updated_at",
+    )
+    list_filter = ("target", "enabled", "connection")
+    search_fields = ("name", "target__name")
+    list_select_related = ("target",)
+    filter_horizontal = ("regions",)
+    readonly_fields = ("created_at", "updated_at")
+    actions = ("run_now",)
+    fieldsets = (
+        (None, {"fields": ("target", "name", "enabled")}),
+        ("Request", {"fields": ("prompt", "max_tokens", "connection")}),
+        ("Schedule", {"fields": ("interval_seconds", "timeout_seconds", "regions")}),
+        (None, {"fields": ("created_at", "updated_at")}),
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_region_count=Count("regions"))
+
+    @admin.display(description="regions", ordering="_region_count")
+    def region_count(self, obj: Probe) -> int:
+        return obj._region_count
+
+    @admin.action(description="Run now", permissions=["change"])
+    def run_now(self, request, queryset):
+        # Imported here so the admin loads even while scheduling is being
+        # changed, and so tests can substitute it.
+        from probes.scheduling import run_now
+
+        queued = run_now(list(queryset.values_list("pk", flat=True)))
+        self.message_user(
+            request,
+            ngettext("Queued %(count)d run", "Queued %(count)d runs", queued) % {"count": queued},
+            messages.SUCCESS,
+        )
+
+
+@admin.register(Measurement)
+class MeasurementAdmin(admin.ModelAdmin):
+    list_display = ("started", "region", "target", "outcome", "ttft_ms", "ttfb_ms", "total_ms", "http_status")
+    list_filter = ("region", "target", "outcome", "connection", "started_at")
+    list_select_related = ("region", "target")
+    date_hierarchy = "started_at"
+    search_fields = ("error",)
+    search_help_text = "Search the error text."
+    ordering = ("-started_at",)
+    # A COUNT(*) over the whole table on every page view is the slowest part
+    # of a large changelist; the filtered count is enough.
+    show_full_result_count = False
+    list_per_page = 100
+    fieldsets = (
+        (None, {"fields": ("probe", "target", "region", "worker", "scheduled_for", "started_at", "ingested_at")}),
+        ("Outcome", {"fields": ("outcome", "error", "error_type", "retry_after_s")}),
+        ("Connection", {"fields": ("connection", "http_status", "http_version", "remote_addr")}),
+        (
+            "Timings (ms from the start of the call)",
+            {
+                "fields": (
+                    "dns_ms",
+                    "connect_ms",
+                    "tls_ms",
+                    "ttfb_ms",
+                    "first_event_ms",
+                    "ttft_ms",
+                    "ttfat_ms",
+                    "total_ms",
+                )
+            },
+        ),
+        (
+            "Tokens",
+            {
+                "fields": (
+                    "output_tokens",
+                    "tokens_estimated",
+                    "tokens_per_s",
+                    "itl_p50_ms",
+                    "itl_p95_ms",
+                    "itl_max_ms",
+                    "response_bytes",
+                )
+            },
+        ),
+    )
+
+    @admin.display(description="started", ordering="started_at")
+    def started(self, obj: Measurement):
+        return obj.started_at
+
+    # Measurements are evidence: only the probes write them.
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
+
+
+def _percentile(hist: dict, q: float) -> float | None:
+    from probes.histogram import Histogram
+
+    try:
+        value = Histogram.from_sparse(hist or {}).percentile(q)
+    except ValueError:
+        # A malformed stored histogram should not take the changelist down.
+        return None
+    return None if value is None else round(value, 1)
+
+
+@admin.register(HourlyRollup)
+class HourlyRollupAdmin(admin.ModelAdmin):
+    list_display = ("hour", "probe", "region", "samples", "errors", "ttft_p50", "ttft_p95", "tokens_per_s")
+    list_filter = ("region", "target")
+    list_select_related = ("probe__target", "region")
+    date_hierarchy = "hour"
+    search_fields = ("probe__name", "target__name", "region__slug")
+    ordering = ("-hour",)
+    show_full_result_count = False
+
+    @admin.display(description="TTFT p50 (ms)")
+    def ttft_p50(self, obj: HourlyRollup):
+        return _percentile(obj.ttft_hist, 0.5)
+
+    @admin.display(description="TTFT p95 (ms)")
+    def ttft_p95(self, obj: HourlyRollup):
+        return _percentile(obj.ttft_hist, 0.95)
+
+    @admin.display(description="tokens/s (mean)")
+    def tokens_per_s(self, obj: HourlyRollup):
+        mean = obj.tokens_per_s_mean
+        return None if mean is None else round(mean, 1)
+
+    # Rollups are derived from measurements and rebuilt by code, never edited.
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(RollupHour)
+class RollupHourAdmin(admin.ModelAdmin):
+    list_display = ("hour", "built_at")
+    date_hierarchy = "hour"
+    ordering = ("-hour",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    # Removing a mark is safe: readers fall back to raw rows for that hour
+    # and the next maintenance run rebuilds it.
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser and super().has_delete_permission(request, obj)

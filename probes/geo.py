@@ -1,0 +1,58 @@
+"""The physics of a network path: how fast a round trip could possibly be.
+
+A measured latency only means something next to what the distance alone forces. The floor here is a lower
+bound, never an estimate: real cables detour, and routers queue, so the "latency tax" above the floor is the part
+a provider, a route or a region choice can actually change.
+"""
+
+from __future__ import annotations
+
+import math
+
+# IUGG mean Earth radius; the sphere is off from the ellipsoid by at most ~0.5%, well within what a floor needs.
+EARTH_RADIUS_KM = 6371.0088
+# Light in silica fiber travels at roughly c / 1.47, about 200,000 km/s, i.e. 200 km per millisecond.
+FIBER_KM_PER_MS = 200.0
+
+
+def _check_coordinate(name: str, value: float, limit: float) -> float:
+    value = float(value)
+    # Written as `not within` so NaN, which fails every comparison, is rejected too.
+    if not -limit <= value <= limit:
+        raise ValueError(f"{name} must be within [-{limit:g}, {limit:g}] degrees, got {value!r}")
+    return value
+
+
+def great_circle_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    lat1 = _check_coordinate("lat1", lat1, 90.0)
+    lon1 = _check_coordinate("lon1", lon1, 180.0)
+    lat2 = _check_coordinate("lat2", lat2, 90.0)
+    lon2 = _check_coordinate("lon2", lon2, 180.0)
+    phi1, phi2 = math.radians(lat1), math.radians(lat2)
+    dphi = phi2 - phi1
+    dlambda = math.radians(lon2 - lon1)
+    # Haversine rather than the spherical law of cosines: it stays accurate for nearby points, where acos of a
+    # value next to 1 loses most of its digits.
+    h = math.sin(dphi / 2) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(dlambda / 2) ** 2
+    # Rounding can push h a hair past 1 for antipodes, and asin is undefined there.
+    return 2 * EARTH_RADIUS_KM * math.asin(math.sqrt(min(1.0, h)))
+
+
+def fiber_floor_ms(distance_km: float) -> float:
+    distance = float(distance_km)
+    if not distance >= 0:
+        raise ValueError(f"distance_km must be a non-negative number, got {distance_km!r}")
+    # Round trip: a request goes out and its answer comes back over the same distance.
+    return 2 * distance / FIBER_KM_PER_MS
+
+
+def path_floor_ms(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    return fiber_floor_ms(great_circle_km(lat1, lon1, lat2, lon2))
+
+
+def latency_tax_ms(measured_ms: float | None, floor_ms: float) -> float | None:
+    """What a round trip cost beyond physics. Failed probes have no measurement, hence no tax; a negative
+    result is kept rather than clamped, because it means the floor's inputs (locations) are wrong."""
+    if measured_ms is None:
+        return None
+    return measured_ms - floor_ms

@@ -1,0 +1,196 @@
+"""Mergeable latency histograms over fixed, log-spaced buckets.
+
+Hourly rollups store one of these per series instead of precomputed percentiles, because percentiles cannot
+be averaged: the p95 of a day is not the mean of 24 hourly p95s. Counts per bucket can simply be added, so any
+range (an hour, a week, all regions together) is read from the sum of its parts, with the same error bound.
+
+Every histogram in the system shares one bucket layout, fixed here, so that stored rows from any date can be
+merged with each other. Changing MIN_MS, MAX_MS or RATIO invalidates every stored rollup.
+
+Bucket 0 holds [0, MIN_MS) and stands for 0: sub-10-microsecond latencies are measurement noise, not signal.
+Buckets 1..BUCKETS-1 hold [MIN_MS * RATIO**(i-1), MIN_MS * RATIO**i). Anything above MAX_MS is recorded in the
+last bucket, i.e. read back as "about an hour"; nothing legitimate takes that long, so saturating is preferable
+to rejecting the sample and losing it from the count.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+MIN_MS = 0.01
+MAX_MS = 3_600_000.0
+# A bucket's geometric midpoint is within sqrt(RATIO) - 1 (about 0.995%) of anything in it, leaving headroom
+# under the 2% accuracy promise for floating-point slop; it costs only ~1000 buckets to span 0.01 ms to 1 h.
+RATIO = 1.02
+
+_LOG_RATIO = math.log(RATIO)
+_LOG_BUCKETS = math.ceil(math.log(MAX_MS / MIN_MS) / _LOG_RATIO)
+BUCKETS = _LOG_BUCKETS + 1
+_LAST = BUCKETS - 1
+# A table rather than recomputing pow() on demand, so bucket_index and bucket_bounds agree exactly about which
+# side of an edge a value falls on; math.log alone can land one bucket off right at a boundary.
+_EDGES = [MIN_MS * RATIO**k for k in range(_LOG_BUCKETS + 1)]
+
+
+def _check_value(value_ms: float) -> float:
+    value = float(value_ms)
+    # `not value >= 0` is also true for NaN, which would otherwise slip through every comparison below.
+    if not value >= 0:
+        raise ValueError(f"latency must be a non-negative number of milliseconds, got {value_ms!r}")
+    return value
+
+
+def bucket_index(value_ms: float) -> int:
+    value = _check_value(value_ms)
+    if value < MIN_MS:
+        return 0
+    if value >= _EDGES[-2]:
+        # Also catches +inf, which math.log would turn into an unconvertible float.
+        return _LAST
+    index = int(math.log(value / MIN_MS) / _LOG_RATIO) + 1
+    if value < _EDGES[index - 1]:
+        index -= 1
+    elif value >= _EDGES[index]:
+        index += 1
+    return index
+
+
+def _check_index(index: int) -> int:
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < BUCKETS:
+        raise ValueError(f"bucket index must be an int in [0, {BUCKETS}), got {index!r}")
+    return index
+
+
+def bucket_bounds(index: int) -> tuple[float, float]:
+    """[lower, upper) of a bucket; the last bucket also absorbs everything above its upper bound."""
+    index = _check_index(index)
+    if index == 0:
+        return 0.0, MIN_MS
+    return _EDGES[index - 1], _EDGES[index]
+
+
+def bucket_value(index: int) -> float:
+    index = _check_index(index)
+    if index == 0:
+        return 0.0
+    lower, upper = _EDGES[index - 1], _EDGES[index]
+    # Geometric, not arithmetic, midpoint: it minimises the worst *relative* error, which is what the
+    # accuracy goal is stated in.
+    return math.sqrt(lower * upper)
+
+
+def _rank(q: float, n: int) -> int:
+    """1-based nearest-rank position of the q-quantile among n samples."""
+    q = float(q)
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile must be within [0, 1], got {q!r}")
+    # Rounding first keeps float noise from bumping the rank: 0.07 * 100 is 7.000000000000001, whose ceil is 8.
+    return max(1, math.ceil(round(q * n, 9)))
+
+
+def _check_count(count: int) -> int:
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ValueError(f"count must be a non-negative int, got {count!r}")
+    return count
+
+
+class Histogram:
+    __slots__ = ("_counts", "_n")
+
+    def __init__(self, counts: Mapping[int, int] | None = None) -> None:
+        self._counts: dict[int, int] = {}
+        self._n = 0
+        for index, count in (counts or {}).items():
+            self._bump(_check_index(index), _check_count(count))
+
+    def _bump(self, index: int, count: int) -> None:
+        if count:
+            self._counts[index] = self._counts.get(index, 0) + count
+            self._n += count
+
+    def add(self, value_ms: float, count: int = 1) -> None:
+        self._bump(bucket_index(value_ms), _check_count(count))
+
+    def merge(self, other: Histogram) -> None:
+        for index, count in other._counts.items():
+            self._bump(index, count)
+
+    @classmethod
+    def merged(cls, histograms: Iterable[Histogram]) -> Histogram:
+        total = cls()
+        for histogram in histograms:
+            total.merge(histogram)
+        return total
+
+    @property
+    def count(self) -> int:
+        return self._n
+
+    def percentile(self, q: float) -> float | None:
+        rank = _rank(q, self._n)
+        if not self._n:
+            return None
+        seen = 0
+        for index in sorted(self._counts):
+            seen += self._counts[index]
+            if seen >= rank:
+                return bucket_value(index)
+        raise AssertionError("bucket counts do not add up to the histogram's count")
+
+    def fraction_below(self, threshold_ms: float) -> float | None:
+        """Share of samples certainly under the threshold, for SLO views ("97% answered within 2 s").
+
+        Only whole buckets that end at or below the threshold count, so the share is never overstated: a
+        bucket straddling the threshold may hold samples on either side of it.
+        """
+        threshold = float(threshold_ms)
+        if math.isnan(threshold):
+            raise ValueError("threshold must be a number of milliseconds, got nan")
+        if not self._n:
+            return None
+        below = sum(count for index, count in self._counts.items() if bucket_bounds(index)[1] <= threshold)
+        return below / self._n
+
+    def to_sparse(self) -> dict[str, int]:
+        # String keys because JSON objects only have string keys; sorted so stored rows diff cleanly.
+        return {str(index): self._counts[index] for index in sorted(self._counts)}
+
+    @classmethod
+    def from_sparse(cls, d: Mapping[str, int]) -> Histogram:
+        counts: dict[int, int] = {}
+        for key, count in d.items():
+            try:
+                index = int(key)
+            except (TypeError, ValueError):
+                raise ValueError(f"bucket key must be an integer string, got {key!r}") from None
+            counts[index] = counts.get(index, 0) + _check_count(count)
+        return cls(counts)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Histogram):
+            return NotImplemented
+        return self._counts == other._counts
+
+    # Mutable, so equal histograms may not stay equal: keep them out of sets and dict keys.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Histogram(count={self._n}, buckets={len(self._counts)})"
+
+
+def histogram_of(values: Iterable[float]) -> Histogram:
+    histogram = Histogram()
+    for value in values:
+        histogram.add(value)
+    return histogram
+
+
+def exact_percentile(values: Iterable[float], q: float) -> float:
+    """Nearest-rank percentile of raw samples: the reference the histogram is tested against, and the
+    fallback when raw rows are still at hand. Same rank rule as Histogram.percentile, so the two only ever
+    differ by bucket width."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("percentile of no values")
+    return ordered[_rank(q, len(ordered)) - 1]

@@ -1,0 +1,37 @@
+"""`manage.py ingest_worker`: store measurements in batches, run maintenance.
+
+The same as:
+    celery -A latency worker -Q ingest,maintenance -P threads -c 2 \
+        --prefetch-multiplier 1000 -n ingest@%h
+"""
+
+import socket
+
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Consume the ingest queue (batched inserts into Postgres) and the maintenance queue (rollups, pruning)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--loglevel", default="INFO")
+        parser.add_argument("--name", default=f"ingest@{socket.gethostname()}")
+
+    def handle(self, *args, **opts):
+        from latency.celery import app
+
+        app.worker_main(
+            [
+                "worker",
+                "-Q", "ingest,maintenance",
+                "-P", "threads",
+                "-c", "2",
+                # Batches of up to 500 rows need that many messages in hand
+                # before any is acknowledged (they are acked after commit).
+                "--prefetch-multiplier", "1000",
+                "-n", opts["name"],
+                "-l", opts["loglevel"],
+                "--without-gossip",
+                "--without-mingle",
+            ]
+        )

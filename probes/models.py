@@ -1,0 +1,552 @@
+"""Regions, targets and probes (configuration) and what the probes measured.
+
+The engine's dataclasses in probes.engine.result are the contract: Measurement
+stores every engine field under the same name, so the ingest can move a
+result dict into a row without a translation table.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from urllib.parse import parse_qsl, urlsplit
+
+from django.conf import settings
+from django.contrib.postgres.indexes import BrinIndex
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import F, Q
+
+from probes.engine.result import (
+    COLD,
+    MEASUREMENT_FIELDS,
+    OK,
+    OUTCOMES,
+    STYLES,
+    WARM,
+    ProbeSpec,
+)
+
+# The ingest maps an engine result dict onto these columns one to one.
+# started_at is excluded because the engine sends an ISO string and the row
+# holds a real timestamp: the ingest parses it rather than copying it.
+ENGINE_FIELDS = tuple(name for name in MEASUREMENT_FIELDS if name != "started_at")
+
+STYLE_LABELS = {
+    "openai": "OpenAI-compatible chat completions",
+    "anthropic": "Anthropic Messages",
+    "gemini": "Google Gemini",
+    "http": "Plain HTTP (phases only, no tokens)",
+}
+STYLE_CHOICES = [(style, STYLE_LABELS.get(style, style)) for style in STYLES]
+OUTCOME_CHOICES = [(outcome, outcome.replace("_", " ")) for outcome in OUTCOMES]
+CONNECTION_CHOICES = [
+    (COLD, "cold (new connection: DNS, TCP and TLS are measured)"),
+    (WARM, "warm (reused connection)"),
+]
+
+# Header names whose value is a credential. Storing one literally would put a
+# secret in the database, admin history and backups.
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+# Same syntax the engine expands at call time (probes.engine._ENV_REF).
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+# RFC 9110 token characters: anything else makes httpx refuse the request at
+# probe time, far from where the mistake was made.
+HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+# What may surround ${VAR} in a secret header: an auth scheme such as "Bearer ".
+AUTH_SCHEME_ONLY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9-]* +)?\Z")
+# Query parameters that carry API keys (Gemini accepts ?key=).
+KEY_QUERY_PARAMS = frozenset({"key", "api_key", "apikey", "access_token"})
+
+MIN_INTERVAL_S = 10
+MAX_INTERVAL_S = 86_400
+MAX_TOKENS_LIMIT = 32_768
+
+
+def validate_http_url(value: str) -> None:
+    # The engine (ProbeSpec) checks the same lower-case prefixes; failing here
+    # means the operator sees the error on save, not as a failed probe later.
+    if not value.startswith(("http://", "https://")):
+        raise ValidationError("URL must start with http:// or https://", code="url_scheme")
+    if any(ch.isspace() for ch in value):
+        raise ValidationError("URL must not contain spaces or line breaks.", code="url_space")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  (raises ValueError on a non-numeric or out-of-range port)
+    except ValueError as exc:
+        raise ValidationError("URL is malformed: %(reason)s", code="url_malformed", params={"reason": exc}) from None
+    if not parts.hostname:
+        raise ValidationError(
+            "URL must include a host name, e.g. https://api.openai.com/v1/chat/completions", code="url_host"
+        )
+    if parts.username or parts.password:
+        raise ValidationError(
+            "Do not put credentials in the URL; name the environment variable holding the key in api_key_env.",
+            code="url_credentials",
+        )
+    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+        if name.lower() in KEY_QUERY_PARAMS:
+            raise ValidationError(
+                "Do not put the key in the URL (?%(param)s=); name the environment variable holding it in "
+                "api_key_env.",
+                code="url_key",
+                params={"param": name},
+            )
+
+
+def validate_env_name(value: str) -> None:
+    if not ENV_NAME.match(value):
+        raise ValidationError(
+            "Enter the name of an environment variable (letters, digits and underscores, not starting with a "
+            "digit), e.g. OPENAI_API_KEY, not the key itself.",
+            code="env_name",
+        )
+
+
+def validate_headers(value) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise ValidationError(
+            'Headers must be a JSON object of names to values, e.g. {"anthropic-version": "2023-06-01"}.',
+            code="headers_type",
+        )
+    for name, val in value.items():
+        if not isinstance(name, str) or not HEADER_NAME.match(name):
+            raise ValidationError(
+                "%(name)r is not a valid HTTP header name.", code="header_name", params={"name": name}
+            )
+        if not isinstance(val, str):
+            raise ValidationError(
+                'Header "%(name)s" must have a string value (got %(type)s); nested objects, lists and numbers '
+                "are not allowed.",
+                code="header_value_type",
+                params={"name": name, "type": type(val).__name__},
+            )
+        if any(ch in val for ch in "\r\n\x00"):
+            raise ValidationError(
+                'Header "%(name)s" must not contain line breaks.', code="header_value_newline", params={"name": name}
+            )
+        bare = ENV_REF.sub("", val)
+        if "${" in bare:
+            raise ValidationError(
+                'Header "%(name)s": ${...} must name an environment variable (letters, digits and underscores, '
+                "not starting with a digit).",
+                code="header_env_ref",
+                params={"name": name},
+            )
+        if name.lower() in SECRET_HEADERS and (not ENV_REF.search(val) or not AUTH_SCHEME_ONLY.match(bare)):
+            raise ValidationError(
+                'Header "%(name)s" holds a literal secret, which would be stored in the database. Put the name '
+                "of the environment variable holding the key in api_key_env, or write the value as a ${VAR} "
+                'reference (e.g. "Bearer ${MY_TOKEN}") that the worker reads from its environment.',
+                code="header_literal_secret",
+                params={"name": name},
+            )
+
+
+def validate_absolute_path(value: str) -> None:
+    # Workers run with their own working directory; a relative path would
+    # resolve differently on each one.
+    if not PurePosixPath(value).is_absolute():
+        raise ValidationError(
+            "Enter an absolute path to a PEM file on the workers, e.g. /etc/latency/ca.pem.", code="ca_path"
+        )
+
+
+def validate_positive(value: float) -> None:
+    if value is not None and not value > 0:
+        raise ValidationError("Must be greater than zero.", code="not_positive")
+
+
+latitude_validators = [
+    MinValueValidator(-90, message="Latitude must be between -90 and 90."),
+    MaxValueValidator(90, message="Latitude must be between -90 and 90."),
+]
+longitude_validators = [
+    MinValueValidator(-180, message="Longitude must be between -180 and 180."),
+    MaxValueValidator(180, message="Longitude must be between -180 and 180."),
+]
+
+
+def _coordinate_checks(prefix: str) -> list[models.CheckConstraint]:
+    # Mirrors the field validators for rows written outside forms (shell,
+    # fixtures, bulk loads); NULL passes a CHECK, so optional columns work too.
+    return [
+        models.CheckConstraint(
+            condition=Q(latitude__gte=-90, latitude__lte=90),
+            name=f"{prefix}_latitude_range",
+            violation_error_message="Latitude must be between -90 and 90.",
+        ),
+        models.CheckConstraint(
+            condition=Q(longitude__gte=-180, longitude__lte=180),
+            name=f"{prefix}_longitude_range",
+            violation_error_message="Longitude must be between -180 and 180.",
+        ),
+    ]
+
+
+class Region(models.Model):
+    """Where probes run from: one Celery queue of workers per region."""
+
+    slug = models.SlugField(unique=True, help_text='Stable identifier and worker queue name, e.g. "af-lagos".')
+    name = models.CharField(max_length=100)
+    city = models.CharField(max_length=100)
+    country = models.CharField(
+        max_length=2,
+        validators=[
+            RegexValidator(
+                r"^[A-Z]{2}\Z",
+                message="Country must be an ISO 3166-1 alpha-2 code: two upper-case letters, e.g. NG.",
+                code="country",
+            )
+        ],
+        help_text="ISO 3166-1 alpha-2 code, e.g. NG, GB, US.",
+    )
+    latitude = models.FloatField(validators=latitude_validators)
+    longitude = models.FloatField(validators=longitude_validators)
+    active = models.BooleanField(default=True, help_text="Inactive regions are not scheduled.")
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            *_coordinate_checks("region"),
+            models.CheckConstraint(
+                condition=Q(country__regex=r"^[A-Z]{2}$"),
+                name="region_country_alpha2",
+                violation_error_message="Country must be an ISO 3166-1 alpha-2 code: two upper-case letters.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Target(models.Model):
+    """An API endpoint to measure. Holds no secret: only the name of the
+    environment variable that holds the key on the workers."""
+
+    name = models.CharField(max_length=100, unique=True)
+    api_style = models.CharField(max_length=16, choices=STYLE_CHOICES, default="openai")
+    url = models.CharField(
+        "URL",
+        max_length=2000,
+        validators=[validate_http_url],
+        help_text="Full endpoint URL, e.g. https://api.openai.com/v1/chat/completions. "
+        "For Gemini, an API base (https://generativelanguage.googleapis.com/v1beta) or a full "
+        ":streamGenerateContent URL.",
+    )
+    model = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Model name sent with the request. Required for OpenAI and Anthropic styles, and for Gemini "
+        "unless the URL names the model.",
+    )
+    api_key_env = models.CharField(
+        "API key environment variable",
+        max_length=100,
+        blank=True,
+        validators=[validate_env_name],
+        help_text="Name of the environment variable holding the API key on the workers, e.g. OPENAI_API_KEY. "
+        "The key itself is never stored here; each worker reads it from its own environment at call time.",
+    )
+    headers = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_headers],
+        help_text='Extra request headers as a flat JSON object of strings, e.g. {"anthropic-version": '
+        '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment; secret headers '
+        "(Authorization, x-api-key, ...) must use ${VAR}.",
+    )
+    location_name = models.CharField(
+        max_length=200, blank=True, help_text='Where the endpoint is served from, e.g. "AWS us-east-1, Ashburn".'
+    )
+    latitude = models.FloatField(null=True, blank=True, validators=latitude_validators)
+    longitude = models.FloatField(null=True, blank=True, validators=longitude_validators)
+    ca_bundle = models.CharField(
+        "CA bundle",
+        max_length=500,
+        blank=True,
+        validators=[validate_absolute_path],
+        help_text="Path on the workers to a PEM file of extra trusted CAs (a private CA, a corporate proxy). "
+        "Leave empty to trust the system store only.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = _coordinate_checks("target")
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def url_names_model(self) -> bool:
+        # Mirrors probes.engine.styles.gemini.stream_url: such a URL already
+        # carries the model, so the model field may stay empty.
+        path = urlsplit(self.url or "").path
+        return ":streamGenerateContent" in path or ":generateContent" in path
+
+    def clean(self) -> None:
+        super().clean()
+        if self.headers is None:
+            # An emptied admin textarea arrives as None; the column is NOT NULL.
+            self.headers = {}
+        errors: dict[str, str] = {}
+        if not self.model:
+            if self.api_style in ("openai", "anthropic"):
+                errors["model"] = f"A model is required for the {STYLE_LABELS[self.api_style]} style."
+            elif self.api_style == "gemini" and self.url and not self.url_names_model:
+                errors["model"] = (
+                    "A model is required for Gemini unless the URL names it "
+                    "(.../models/NAME:streamGenerateContent)."
+                )
+        if (self.latitude is None) != (self.longitude is None):
+            # A single coordinate cannot be drawn on the map: ask for both.
+            missing = "longitude" if self.longitude is None else "latitude"
+            errors[missing] = "Enter both latitude and longitude, or neither."
+        if errors:
+            raise ValidationError(errors)
+
+
+class Probe(models.Model):
+    """A recurring call to a target from a set of regions."""
+
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="probes")
+    name = models.CharField(max_length=100)
+    prompt = models.TextField(default="Say hello in five words.")
+    max_tokens = models.PositiveIntegerField(
+        default=64,
+        validators=[
+            MinValueValidator(1, message="max_tokens must be at least 1."),
+            MaxValueValidator(MAX_TOKENS_LIMIT, message=f"max_tokens must be at most {MAX_TOKENS_LIMIT}."),
+        ],
+    )
+    interval_seconds = models.PositiveIntegerField(
+        default=60,
+        validators=[
+            MinValueValidator(MIN_INTERVAL_S, message=f"Interval must be at least {MIN_INTERVAL_S} seconds."),
+            MaxValueValidator(
+                MAX_INTERVAL_S, message=f"Interval must be at most {MAX_INTERVAL_S} seconds (one day)."
+            ),
+        ],
+        help_text=f"Seconds between runs, {MIN_INTERVAL_S} to {MAX_INTERVAL_S}.",
+    )
+    timeout_seconds = models.FloatField(
+        default=30.0,
+        validators=[validate_positive],
+        help_text="One deadline for the whole call, stalls included. Must be shorter than the interval.",
+    )
+    connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES, default=COLD)
+    regions = models.ManyToManyField(Region, related_name="probes", help_text="Regions to run from (at least one).")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["target__name", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["target", "name"],
+                name="probe_unique_name_per_target",
+                violation_error_message="This target already has a probe with this name.",
+            ),
+            models.CheckConstraint(
+                condition=Q(interval_seconds__gte=MIN_INTERVAL_S, interval_seconds__lte=MAX_INTERVAL_S),
+                name="probe_interval_range",
+                violation_error_message=f"Interval must be between {MIN_INTERVAL_S} and {MAX_INTERVAL_S} seconds.",
+            ),
+            models.CheckConstraint(
+                condition=Q(timeout_seconds__gt=0, timeout_seconds__lt=F("interval_seconds")),
+                name="probe_timeout_within_interval",
+                violation_error_message="Timeout must be greater than zero and shorter than the interval.",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_tokens__gte=1, max_tokens__lte=MAX_TOKENS_LIMIT),
+                name="probe_max_tokens_range",
+                violation_error_message=f"max_tokens must be between 1 and {MAX_TOKENS_LIMIT}.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target} / {self.name}"
+
+    def clean(self) -> None:
+        super().clean()
+        interval, timeout = self.interval_seconds, self.timeout_seconds
+        if interval is not None and timeout is not None and timeout > 0 and timeout >= interval:
+            # Otherwise the next slot is due while this call may still be
+            # running, and one slow endpoint piles up work on the workers.
+            raise ValidationError(
+                {
+                    "timeout_seconds": (
+                        f"Timeout ({timeout:g} s) must be shorter than the interval ({interval} s): a run has to "
+                        "finish before the next one is due."
+                    )
+                }
+            )
+        ceiling = getattr(settings, "LATENCY_MAX_PROBE_TIMEOUT", None)
+        if ceiling and timeout is not None and timeout > ceiling:
+            # Runs are acknowledged late; a call outliving the broker's
+            # visibility timeout would be delivered again while still running.
+            raise ValidationError(
+                {"timeout_seconds": f"Timeout must be at most {ceiling:g} seconds (LATENCY_MAX_PROBE_TIMEOUT)."}
+            )
+
+    def spec(self) -> ProbeSpec:
+        target = self.target
+        return ProbeSpec(
+            url=target.url,
+            style=target.api_style,
+            model=target.model,
+            prompt=self.prompt,
+            max_tokens=self.max_tokens,
+            headers=dict(target.headers or {}),
+            api_key_env=target.api_key_env,
+            timeout_s=float(self.timeout_seconds),
+            connection=self.connection,
+            ca_bundle=target.ca_bundle,
+        )
+
+
+class Measurement(models.Model):
+    """One probe call from one region for one schedule slot.
+
+    The foreign keys carry no single-column index of their own: each is the
+    leading column of a composite index or of the unique constraint below,
+    which also serves PROTECT's lookups, and every extra index on the largest
+    table is paid for on every insert.
+    """
+
+    probe = models.ForeignKey(Probe, on_delete=models.PROTECT, related_name="measurements", db_index=False)
+    # Denormalised from probe.target so dashboard reads filter on one table;
+    # also keeps history attached to the target a probe measured at the time.
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="measurements", db_index=False)
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="measurements", db_index=False)
+    scheduled_for = models.DateTimeField(help_text="The schedule slot this run belongs to.")
+    started_at = models.DateTimeField(help_text="UTC wall clock when the call started.")
+    worker = models.CharField(max_length=255, help_text="Host name of the worker that ran the call.")
+    ingested_at = models.DateTimeField(auto_now_add=True)
+
+    # Engine result fields, same names as probes.engine.result.Measurement.
+    outcome = models.CharField(max_length=20, choices=OUTCOME_CHOICES)
+    error = models.TextField(null=True, blank=True)
+    error_type = models.CharField(max_length=120, null=True, blank=True)
+    retry_after_s = models.FloatField(null=True, blank=True)
+    http_status = models.SmallIntegerField(null=True, blank=True)
+    http_version = models.CharField(max_length=16, null=True, blank=True)
+    remote_addr = models.CharField(max_length=64, null=True, blank=True)
+    connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES)
+    dns_ms = models.FloatField(null=True, blank=True)
+    connect_ms = models.FloatField(null=True, blank=True)
+    tls_ms = models.FloatField(null=True, blank=True)
+    ttfb_ms = models.FloatField(null=True, blank=True)
+    first_event_ms = models.FloatField(null=True, blank=True)
+    ttft_ms = models.FloatField(null=True, blank=True)
+    ttfat_ms = models.FloatField(null=True, blank=True)
+    total_ms = models.FloatField(null=True, blank=True)
+    output_tokens = models.IntegerField(null=True, blank=True)
+    tokens_estimated = models.BooleanField(null=True, blank=True)
+    tokens_per_s = models.FloatField(null=True, blank=True)
+    itl_p50_ms = models.FloatField(null=True, blank=True)
+    itl_p95_ms = models.FloatField(null=True, blank=True)
+    itl_max_ms = models.FloatField(null=True, blank=True)
+    response_bytes = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        get_latest_by = "started_at"
+        constraints = [
+            # The idempotency key: a redelivered Celery task or a retried
+            # ingest for the same slot must not count twice.
+            models.UniqueConstraint(fields=["probe", "region", "scheduled_for"], name="measurement_one_per_slot"),
+        ]
+        indexes = [
+            # Dashboard: one target's measurements per region over a time window.
+            models.Index(fields=["target", "region", "started_at"], name="meas_target_region_started"),
+            # "Where my users are" views and per-region exports.
+            models.Index(fields=["region", "started_at"], name="meas_region_started"),
+            # Time-range exports and retention pruning. Rows arrive roughly in
+            # started_at order, so BRIN stays tiny where a B-tree would be huge.
+            BrinIndex(fields=["started_at"], name="meas_started_brin"),
+            # A probe's recent measurements (probe page, admin drill-down).
+            models.Index(fields=["probe", "started_at"], name="meas_probe_started"),
+            # Per-target failures list: failures are rare, so a partial index
+            # stays small and skips the bulk of successful rows.
+            models.Index(
+                fields=["target", "started_at"], condition=~Q(outcome=OK), name="meas_target_failures"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        # Only this row's columns: the admin's delete confirmation lists many
+        # objects, and following foreign keys here would query per row.
+        when = self.started_at.strftime("%Y-%m-%d %H:%M:%S") if self.started_at else "?"
+        return f"{self.outcome} at {when} UTC"
+
+
+class HourlyRollup(models.Model):
+    """One probe from one region over one UTC hour, in mergeable form.
+
+    Histograms (probes.histogram.Histogram.to_sparse) rather than
+    percentiles, because percentiles of hours cannot be combined into
+    percentiles of a day; counts per bucket can.
+    """
+
+    probe = models.ForeignKey(Probe, on_delete=models.PROTECT, related_name="rollups", db_index=False)
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="rollups", db_index=False)
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="rollups")
+    hour = models.DateTimeField(help_text="Start of the UTC hour.")
+    samples = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
+    outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
+    ttft_hist = models.JSONField(default=dict, blank=True)
+    ttfat_hist = models.JSONField(default=dict, blank=True)
+    ttfb_hist = models.JSONField(default=dict, blank=True)
+    connect_hist = models.JSONField(default=dict, blank=True)
+    tls_hist = models.JSONField(default=dict, blank=True)
+    total_hist = models.JSONField(default=dict, blank=True)
+    # Sum and count rather than a mean, so hours add up exactly.
+    tokens_per_s_sum = models.FloatField(default=0.0)
+    tokens_per_s_count = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["probe", "region", "hour"], name="rollup_one_per_hour"),
+        ]
+        indexes = [
+            # Long-window dashboard reads: one target per region over weeks.
+            models.Index(fields=["target", "region", "hour"], name="rollup_target_region_hour"),
+            # Rebuilding or pruning a range of hours.
+            models.Index(fields=["hour"], name="rollup_hour"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.hour.strftime("%Y-%m-%d %H:00") if self.hour else "?"
+        return f"rollup {when} UTC ({self.samples} samples)"
+
+    @property
+    def tokens_per_s_mean(self) -> float | None:
+        if not self.tokens_per_s_count:
+            return None
+        return self.tokens_per_s_sum / self.tokens_per_s_count
+
+
+class RollupHour(models.Model):
+    """Marks a UTC hour whose HourlyRollup rows are complete.
+
+    Readers trust rollups only for marked hours and read raw measurements for
+    the rest; the ingest removes the mark when a late measurement lands in
+    the hour, so a reading never silently misses rows.
+    """
+
+    hour = models.DateTimeField(unique=True, help_text="Start of the UTC hour.")
+    built_at = models.DateTimeField(help_text="When the hour's rollups were last rebuilt.")
+
+    class Meta:
+        ordering = ["-hour"]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} UTC" if self.hour else "?"

@@ -1,0 +1,45 @@
+"""One event loop and one engine per region-worker process.
+
+Celery's thread pool gives each run a thread; the thread only waits while
+the call itself runs on this shared loop. So hundreds of probes are in flight
+on one loop, and warm connections (which belong to a loop) are reused
+across scheduled runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from probes.engine import Engine, Measurement, ProbeSpec
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_engine: Engine | None = None
+
+
+def _start() -> tuple[asyncio.AbstractEventLoop, Engine]:
+    global _loop, _engine
+    with _lock:
+        if _loop is None or not _loop.is_running():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def run() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            threading.Thread(target=run, name="probe-loop", daemon=True).start()
+            ready.wait()
+            _loop = loop
+            _engine = Engine()
+        return _loop, _engine
+
+
+def run_probe(spec: ProbeSpec) -> Measurement:
+    loop, engine = _start()
+    future = asyncio.run_coroutine_threadsafe(engine.measure(spec), loop)
+    # The engine enforces the call's deadline itself; this bound only guards
+    # against a wedged loop.
+    return future.result(timeout=spec.timeout_s + 30)

@@ -1,0 +1,179 @@
+"""Which (probe, region) slots are due, and handing them to region queues.
+
+Why a single dispatcher tick rather than django-celery-beat: beat entries
+would have to be kept in sync with probes x regions on every admin change,
+and a stale entry would keep firing. One tick per second reads the enabled
+probes straight from the database (admin changes apply at the next tick),
+computes each pair's current slot, and publishes it once. It runs inside
+`celery beat` as a scheduler class, so beat still owns the broker
+connection, reconnection, signals and the maintenance entries.
+
+Slots are aligned to the epoch plus a per-probe offset, so restarts and
+several schedulers agree on them. A Redis SET NX per slot stops a second
+scheduler from publishing the same slot again; the measurement's unique key
+(probe, region, scheduled_for) makes even a duplicate delivery record once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import redis
+from celery import beat
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections
+
+log = logging.getLogger(__name__)
+
+RUN_TASK = "probes.run_slot"
+SLOT_KEY = "latency:slot:{probe}:{region}:{slot}"
+TICK_SECONDS = 1.0
+
+
+def region_queue(slug: str) -> str:
+    return f"probes.{slug}"
+
+
+def slot_offset(probe_id: int, interval: int) -> int:
+    # Spread probes over their interval instead of firing all on the minute.
+    return (probe_id * 7919) % interval
+
+
+def current_slot(now_ts: float, interval: int, offset: int) -> int:
+    """Start (epoch seconds) of the slot that contains now."""
+    return int((now_ts - offset) // interval) * interval + offset
+
+
+@dataclass(frozen=True)
+class Slot:
+    probe_id: int
+    target_id: int
+    region_id: int
+    region_slug: str
+    scheduled_for: datetime
+    interval: int
+    spec: dict
+
+    def message(self) -> dict:
+        """The run task's argument: small, and free of secrets (the spec names
+        the environment variable that holds the key, never the key)."""
+        return {
+            "probe_id": self.probe_id,
+            "target_id": self.target_id,
+            "region_id": self.region_id,
+            "region": self.region_slug,
+            "scheduled_for": self.scheduled_for.isoformat(),
+            "interval": self.interval,
+            "spec": self.spec,
+        }
+
+
+def due_slots(now: datetime) -> list[Slot]:
+    """The current slot of every enabled probe in every active region."""
+    from probes.models import Probe
+
+    now_ts = now.timestamp()
+    slots: list[Slot] = []
+    probes = Probe.objects.filter(enabled=True).select_related("target").prefetch_related("regions")
+    for probe in probes:
+        interval = int(probe.interval_seconds)
+        start = current_slot(now_ts, interval, slot_offset(probe.id, interval))
+        when = datetime.fromtimestamp(start, tz=UTC)
+        spec = probe.spec().to_dict()
+        for region in probe.regions.all():
+            if region.active:
+                slots.append(Slot(probe.id, probe.target_id, region.id, region.slug, when, interval, spec))
+    return slots
+
+
+def publish(app, slot: Slot, *, expires: datetime | None = None) -> None:
+    # A slot older than its interval is stale; the task itself tells a stale
+    # first delivery (skipped: no burst after downtime) from a redelivery of
+    # a run whose worker died (run: nothing lost). The expiry leaves room for
+    # that redelivery, which Redis makes after the visibility timeout.
+    if expires is None:
+        expires = slot.scheduled_for + timedelta(seconds=slot.interval + settings.LATENCY_VISIBILITY_TIMEOUT + 30)
+    timeout = float(slot.spec["timeout_s"])
+    app.send_task(
+        RUN_TASK,
+        args=[slot.message()],
+        queue=region_queue(slot.region_slug),
+        expires=expires,
+        time_limit=timeout + 30,
+        retry=True,
+        retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 2},
+    )
+
+
+def dispatch_due(app, r: redis.Redis, now: datetime | None = None) -> int:
+    """Publish every due slot not published yet. Returns how many."""
+    now = now or datetime.now(UTC)
+    sent = 0
+    for slot in due_slots(now):
+        key = SLOT_KEY.format(probe=slot.probe_id, region=slot.region_id, slot=int(slot.scheduled_for.timestamp()))
+        if not r.set(key, "1", nx=True, ex=max(2 * slot.interval, 60)):
+            continue
+        try:
+            publish(app, slot)
+        except Exception:
+            # Let the next tick try again rather than lose the slot.
+            r.delete(key)
+            raise
+        sent += 1
+    return sent
+
+
+def run_now(probe_ids: list[int]) -> int:
+    """Queue an immediate run of each probe in each of its active regions."""
+    from latency.celery import app
+    from probes.models import Probe
+
+    now = datetime.now(UTC)
+    count = 0
+    for probe in Probe.objects.filter(id__in=probe_ids).select_related("target").prefetch_related("regions"):
+        spec = probe.spec().to_dict()
+        for region in probe.regions.all():
+            if not region.active:
+                continue
+            slot = Slot(probe.id, probe.target_id, region.id, region.slug, now, int(probe.interval_seconds), spec)
+            publish(app, slot)
+            count += 1
+    return count
+
+
+class SlotScheduler(beat.Scheduler):
+    """`celery beat -S probes.scheduling:SlotScheduler`: beat's own entries
+    (rollups, pruning) plus the per-second slot dispatch."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._next_dispatch = 0.0
+        self._redis = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
+
+    def tick(self, *args, **kwargs):
+        delay = super().tick(*args, **kwargs)
+        now = time.monotonic()
+        if now >= self._next_dispatch:
+            self._next_dispatch = now + TICK_SECONDS
+            self._dispatch()
+        return min(delay, max(0.0, self._next_dispatch - time.monotonic()))
+
+    def _dispatch(self) -> None:
+        close_old_connections()
+        try:
+            sent = dispatch_due(self.app, self._redis)
+        except DatabaseError as exc:
+            log.warning("scheduler: database unavailable, will retry: %s", exc)
+            close_old_connections()
+            return
+        except redis.RedisError as exc:
+            log.warning("scheduler: redis unavailable, will retry: %s", exc)
+            return
+        except Exception:  # noqa: BLE001 - a broker hiccup must not kill the schedule
+            log.exception("scheduler: dispatch failed, will retry")
+            return
+        if sent:
+            log.info("scheduler: queued %d runs", sent)

@@ -1,0 +1,106 @@
+"""Thin Celery tasks: run a slot (region workers), ingest a batch, roll up,
+prune. Each takes a small dict or nothing and calls a domain function."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from datetime import UTC, datetime, timedelta
+
+from celery import shared_task
+from celery_batches import Batches
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+INGEST_TASK = "probes.ingest"
+
+
+@shared_task(
+    name="probes.run_slot",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,  # a failed probe is a measurement, never a retry
+    soft_time_limit=settings.LATENCY_MAX_PROBE_TIMEOUT + 20,
+    time_limit=settings.LATENCY_MAX_PROBE_TIMEOUT + 30,
+    ignore_result=True,
+    bind=True,
+)
+def run_slot(self, message: dict) -> str:
+    # Runs on region workers: no database here, only the engine and the broker.
+    from probes.engine import ProbeSpec
+    from probes.runtime import run_probe
+
+    scheduled = datetime.fromisoformat(message["scheduled_for"])
+    interval = int(message.get("interval") or 60)
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    late = datetime.now(UTC) - scheduled
+    if late > timedelta(seconds=interval) and not redelivered:
+        # Queued while no worker listened: firing it now would be a burst of
+        # stale runs. A redelivery (its worker died mid-run) still runs.
+        log.info("skipping stale slot %s of probe %s (%.0f s late)", scheduled, message["probe_id"], late.total_seconds())
+        return "stale"
+    spec = ProbeSpec.from_dict(message["spec"])
+    result = run_probe(spec)
+    payload = {
+        "probe_id": message["probe_id"],
+        "target_id": message["target_id"],
+        "region_id": message["region_id"],
+        "scheduled_for": message["scheduled_for"],
+        "worker": self.request.hostname or socket.gethostname(),
+        "result": result.to_dict(),
+    }
+    # Published before this task is acknowledged: a crash in between means a
+    # second run of the slot, which the unique key folds into one row.
+    self.app.send_task(
+        INGEST_TASK,
+        args=[payload],
+        queue="ingest",
+        retry=True,
+        retry_policy={"max_retries": None, "interval_start": 0.5, "interval_step": 1, "interval_max": 5},
+    )
+    return result.outcome
+
+
+class IngestBatch(Batches):
+    acks_late = True  # acknowledged only after the batch is committed
+    flush_every = 500
+    flush_interval = 0.1  # seconds: keeps the live dashboard within a second
+
+    def Strategy(self, task, app, consumer):
+        # Called again when the worker reconnects to the broker. The flush
+        # timer belonged to the old connection's timer and died with it; left
+        # set, no new one would start and the buffer would only flush every
+        # 500 messages. Messages buffered from the old connection cannot be
+        # acknowledged any more: Redis delivers them again, so drop them.
+        if self._tref is not None:
+            self._tref.cancel()
+        self._tref = None
+        while not self._buffer.empty():
+            self._buffer.get_nowait()
+        return super().Strategy(task, app, consumer)
+
+
+@shared_task(name=INGEST_TASK, base=IngestBatch, bind=True, ignore_result=True)
+def ingest(self, requests) -> int:
+    from probes.ingest import store_with_retry
+
+    return store_with_retry([req.args[0] for req in requests if req.args])
+
+
+@shared_task(name="probes.rollup_recent", ignore_result=True, time_limit=600, soft_time_limit=570, expires=290)
+def rollup_recent() -> int:
+    from probes.rollups import rollup_stale_hours
+
+    return rollup_stale_hours()
+
+
+@shared_task(name="probes.prune", ignore_result=True, time_limit=3000, soft_time_limit=2900, expires=3500)
+def prune() -> int:
+    from probes.rollups import prune_raw
+
+    started = time.monotonic()
+    deleted = prune_raw()
+    log.info("pruned %d raw measurements in %.1f s", deleted, time.monotonic() - started)
+    return deleted

@@ -1,0 +1,275 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+
+from probes.mockllm import MockLLMServer, running_server
+
+
+@pytest.fixture(scope="session")
+def mockllm() -> Iterator[MockLLMServer]:
+    """One plain-HTTP mock LLM server for the whole session (knobs are per request)."""
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def mockllm_tls() -> Iterator[MockLLMServer]:
+    """A mock LLM server behind TLS; trust server.ca_pem_path to reach server.base_url."""
+    with running_server(tls=True) as server:
+        yield server
+
+
+# Factories for probes.models: each returns a callable taking keyword
+# overrides, so a test states only what it cares about.
+_factory_seq = itertools.count(1)
+
+
+@pytest.fixture
+def make_region(db):
+    from probes.models import Region
+
+    def make(**overrides) -> Region:
+        n = next(_factory_seq)
+        fields = {
+            "slug": f"test-region-{n}",
+            "name": f"Test region {n}",
+            "city": "Testville",
+            "country": "ZZ",
+            "latitude": 0.0,
+            "longitude": 0.0,
+        }
+        fields.update(overrides)
+        return Region.objects.create(**fields)
+
+    return make
+
+
+@pytest.fixture
+def make_target(db):
+    from probes.models import Target
+
+    def make(**overrides) -> Target:
+        n = next(_factory_seq)
+        fields = {
+            "name": f"Test target {n}",
+            "api_style": "openai",
+            "url": "http://127.0.0.1:9/v1/chat/completions",
+            "model": "test-model",
+            "api_key_env": "TEST_API_KEY",
+        }
+        fields.update(overrides)
+        return Target.objects.create(**fields)
+
+    return make
+
+
+@pytest.fixture
+def make_probe(db, make_region, make_target):
+    from probes.models import Probe
+
+    def make(*, regions=None, **overrides) -> Probe:
+        """regions: Region objects to run from; a fresh test region when omitted."""
+        n = next(_factory_seq)
+        fields = {"name": f"Test probe {n}", "interval_seconds": 60, "timeout_seconds": 30.0}
+        fields.update(overrides)
+        if "target" not in fields:
+            fields["target"] = make_target()
+        probe = Probe.objects.create(**fields)
+        probe.regions.set(regions if regions is not None else [make_region()])
+        return probe
+
+    return make
+
+
+# --- engine helpers -------------------------------------------------------
+
+STYLE_PATHS = {
+    "openai": "/v1/chat/completions",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/mock-model:streamGenerateContent",
+    "http": "/health",
+}
+
+
+@pytest.fixture
+def probe_url():
+    """URL of the mock server for a style, knobs in the query string. Plain
+    servers are reached as `localhost` so a DNS phase happens too."""
+
+    def build(server, style: str = "openai", **knobs) -> str:
+        base = server.base_url.replace("127.0.0.1", "localhost")
+        query = "&".join(f"{k}={v}" for k, v in knobs.items())
+        return base + STYLE_PATHS[style] + (("?" + query) if query else "")
+
+    return build
+
+
+@pytest.fixture
+def measure():
+    """Run the engine once (in a fresh event loop) and return the Measurement."""
+    import asyncio
+
+    from probes.engine import Engine, ProbeSpec
+
+    def run(url: str, style: str = "openai", server=None, **overrides):
+        spec_args = {"url": url, "style": style, "model": "mock-model", "timeout_s": 10.0}
+        if server is not None and server.ca_pem_path:
+            spec_args["ca_bundle"] = server.ca_pem_path
+        spec_args.update(overrides)
+        spec = ProbeSpec(**spec_args)
+
+        async def go():
+            engine = Engine()
+            try:
+                return await engine.measure(spec)
+            finally:
+                await engine.aclose()
+
+        return asyncio.run(go())
+
+    return run
+
+
+@pytest.fixture(params=["plain", "tls"])
+def server(request, mockllm, mockllm_tls):
+    """Each engine test runs against the plain and the TLS mock server."""
+    return mockllm if request.param == "plain" else mockllm_tls
+
+
+# --- the pipeline: real Redis broker, real Postgres, real worker processes --
+
+import os  # noqa: E402
+from urllib.parse import quote, urlsplit, urlunsplit  # noqa: E402
+
+
+def _redis_db_url(url: str, db: int) -> str:
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return url  # a unix socket URL keeps its own database choice
+    return urlunsplit((parts.scheme, parts.netloc, f"/{db}", parts.query, ""))
+
+
+@pytest.fixture(scope="session")
+def test_redis_url():
+    """The suite's own Redis database, flushed by each pipeline test."""
+    from django.conf import settings
+
+    return os.environ.get("LATENCY_TEST_REDIS_URL") or _redis_db_url(settings.REDIS_URL, 15)
+
+
+def _database_url(settings_dict: dict, host: str | None = None, port: int | None = None) -> str:
+    user = quote(settings_dict.get("USER") or "")
+    password = quote(settings_dict.get("PASSWORD") or "")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    h = host or settings_dict.get("HOST") or ""
+    p = port or settings_dict.get("PORT") or ""
+    if h.startswith("/"):
+        return f"postgres://{auth}/{settings_dict['NAME']}?host={quote(h)}" + (f"&port={p}" if p else "")
+    return f"postgres://{auth}{h}{':' + str(p) if p else ''}/{settings_dict['NAME']}"
+
+
+class Pipeline:
+    def __init__(self, tmp_path, redis_url: str) -> None:
+        import redis as redis_lib
+        from celery import Celery
+        from django.conf import settings
+        from django.db import connection
+
+        self.tmp_path = tmp_path
+        self.redis_url = redis_url
+        self.redis = redis_lib.Redis.from_url(redis_url)
+        self.redis.flushdb()
+        self.db_settings = dict(connection.settings_dict)
+        self.database_url = _database_url(self.db_settings)
+        self.app = Celery("latency-tests", broker=redis_url)
+        self.app.conf.update(
+            task_serializer="json",
+            accept_content=["json"],
+            broker_transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+        )
+        self.procs = []
+
+    def env(self, **extra) -> dict[str, str]:
+        env = {
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+            "LATENCY_CHANNEL_PREFIX": "latency-test",
+            "LATENCY_VISIBILITY_TIMEOUT": "4",
+        }
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def start(self, *args: str, **env) -> "Proc":
+        from tests.support import Proc
+
+        name = "-".join(a.strip("-") for a in args)[:60].replace("/", "_").replace(",", "_")
+        proc = Proc(list(args), self.env(**env), self.tmp_path / f"{name}-{len(self.procs)}.log")
+        self.procs.append(proc)
+        return proc
+
+    def start_region(self, slug: str, **env) -> "Proc":
+        # A region worker gets a database URL that cannot work: it must not need one.
+        env.setdefault("DATABASE_URL", "postgres://nobody@127.0.0.1:1/no_database_here")
+        return self.start("region_worker", "--region", slug, "--concurrency", "20", **env)
+
+    def start_ingest(self, **env) -> "Proc":
+        return self.start("ingest_worker", **env)
+
+    def start_scheduler(self, **env) -> "Proc":
+        return self.start("scheduler", **env)
+
+    def queue_length(self, name: str) -> int:
+        return self.redis.llen(name)
+
+    def logs(self) -> str:
+        return "\n".join(f"===== {p.args} =====\n{p.log()}" for p in self.procs)
+
+    def close(self) -> None:
+        for p in self.procs:
+            p.stop()
+        self.app.close()
+
+
+@pytest.fixture
+def pipeline(transactional_db, test_redis_url, tmp_path, settings, request):
+    from channels.layers import channel_layers
+
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [test_redis_url], "prefix": "latency-test"},
+        }
+    }
+    channel_layers.backends = {}
+    p = Pipeline(tmp_path, test_redis_url)
+    yield p
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        print(p.logs())
+    p.close()
+    channel_layers.backends = {}
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    setattr(item, "rep_" + rep.when, rep)
+    return rep
+
+
+@pytest.fixture
+def llm_probe(make_region, make_target, make_probe, mockllm):
+    """A probe of the mock server's OpenAI endpoint in one fresh region."""
+
+    def make(slug="test-lagos", interval=10, timeout=5.0, **knobs):
+        region = make_region(slug=slug, name=slug)
+        query = "&".join(f"{k}={v}" for k, v in {"tokens": 5, "gap_ms": 2, **knobs}.items())
+        target = make_target(url=f"{mockllm.base_url}/v1/chat/completions?{query}", api_style="openai", model="mock-model")
+        return make_probe(target=target, regions=[region], interval_seconds=interval, timeout_seconds=timeout)
+
+    return make

@@ -1,0 +1,169 @@
+"""Helpers for tests that run the real processes: managed subprocesses and a
+TCP proxy that can cut a service off (a real outage, at the socket level)."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Proc:
+    """A `manage.py` command in its own process group, logging to a file."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.args = args
+        self.log_path = log_path
+        self._log = open(log_path, "ab")
+        self.popen = subprocess.Popen(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-6000:]
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """SIGKILL the whole group: no chance to acknowledge or clean up."""
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.popen.wait(timeout=10)
+
+    def stop(self, timeout: float = 15) -> int | None:
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+        return self.popen.returncode
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.2, message: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {message}")
+        time.sleep(interval)
+
+
+class TcpProxy:
+    """Forwards 127.0.0.1:<port> to a service. `down()` drops every open
+    connection and refuses new ones, as a crashed server would; `up()` heals."""
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target = (target_host, target_port)
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(128)
+        self._listener.setblocking(False)
+        self.port = self._listener.getsockname()[1]
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self._listener, selectors.EVENT_READ, None)
+        self._pairs: dict[socket.socket, socket.socket] = {}
+        self._up = True
+        self._stop = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def down(self) -> None:
+        with self._lock:
+            self._up = False
+            for s in list(self._pairs):
+                self._close(s)
+
+    def up(self) -> None:
+        with self._lock:
+            self._up = True
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join(timeout=5)
+        with self._lock:
+            for s in list(self._pairs):
+                self._close(s)
+        self._listener.close()
+
+    def _close(self, s: socket.socket) -> None:
+        peer = self._pairs.pop(s, None)
+        for sock in (s, peer):
+            if sock is None:
+                continue
+            self._pairs.pop(sock, None)
+            try:
+                self._sel.unregister(sock)
+            except (KeyError, ValueError):
+                pass
+            sock.close()
+
+    def _run(self) -> None:
+        while not self._stop:
+            for key, _ in self._sel.select(timeout=0.1):
+                with self._lock:
+                    sock = key.fileobj
+                    if sock is self._listener:
+                        try:
+                            client, _ = self._listener.accept()
+                        except BlockingIOError:
+                            continue
+                        if not self._up:
+                            client.close()
+                            continue
+                        try:
+                            upstream = socket.create_connection(self.target, timeout=5)
+                        except OSError:
+                            client.close()
+                            continue
+                        for s in (client, upstream):
+                            s.setblocking(False)
+                            self._sel.register(s, selectors.EVENT_READ, None)
+                        self._pairs[client] = upstream
+                        self._pairs[upstream] = client
+                        continue
+                    if sock not in self._pairs:
+                        continue
+                    try:
+                        data = sock.recv(65536)
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    except OSError:
+                        data = b""
+                    if not data:
+                        self._close(sock)
+                        continue
+                    try:
+                        self._pairs[sock].setblocking(True)
+                        self._pairs[sock].sendall(data)
+                        self._pairs[sock].setblocking(False)
+                    except OSError:
+                        self._close(sock)

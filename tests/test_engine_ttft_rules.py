@@ -1,0 +1,72 @@
+"""TTFT stops on the first generated token, whatever comes before it, and
+milestones match the server's own send times."""
+
+import json
+import urllib.request
+import uuid
+
+import pytest
+
+STYLES = ["openai", "anthropic", "gemini"]
+
+
+def server_log(server, request_id):
+    import ssl
+
+    ctx = ssl.create_default_context(cafile=server.ca_pem_path) if server.ca_pem_path else None
+    with urllib.request.urlopen(f"{server.base_url}/_mock/log/{request_id}", context=ctx, timeout=5) as resp:
+        return json.load(resp)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_pings_empty_deltas_and_bookkeeping_do_not_stop_ttft(style, server, probe_url, measure):
+    rid = uuid.uuid4().hex
+    url = probe_url(server, style, pings=3, ttft_ms=150, tokens=4, gap_ms=5)
+    m = measure(url, style, server, headers={"x-mock-request-id": rid})
+    assert m.outcome == "ok", m.error
+    log = server_log(server, rid)
+    # Bookkeeping (role delta, message_start, pings) went out at once; the
+    # first token only after 150 ms: TTFT must be past that.
+    assert m.ttft_ms >= 150
+    if style == "gemini":
+        assert m.first_event_ms == m.ttft_ms, "Gemini's first event is its first token"
+    else:
+        assert m.first_event_ms < 100, "the bookkeeping event came first"
+    t0 = m.start_ns
+    seen_ms = (log["first_token_ns"] - t0) / 1e6
+    assert abs(m.ttft_ms - seen_ms) < 5, (m.ttft_ms, seen_ms)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_reasoning_counts_for_ttft_and_answer_for_ttfat(style, server, probe_url, measure):
+    rid = uuid.uuid4().hex
+    url = probe_url(server, style, reasoning_tokens=5, tokens=3, gap_ms=30)
+    m = measure(url, style, server, headers={"x-mock-request-id": rid})
+    log = server_log(server, rid)
+    assert m.ttfat_ms - m.ttft_ms >= 5 * 30 - 5
+    assert abs(m.ttfat_ms - (log["first_answer_ns"] - m.start_ns) / 1e6) < 5
+
+
+@pytest.mark.parametrize("variant", [{"crlf": 1}, {"split": 1}, {"split": 1, "crlf": 1}, {"multiline": 1}])
+def test_line_endings_splits_and_multiline_data_parse_identically(variant, server, probe_url, measure):
+    m = measure(probe_url(server, "openai", tokens=6, reasoning_tokens=2, gap_ms=2, usage=0, **variant), "openai", server)
+    assert m.outcome == "ok", m.error
+    assert (m.output_tokens, m.tokens_estimated) == (8, True)
+
+
+@pytest.mark.parametrize("style", ["anthropic", "gemini"])
+def test_split_reads_parse_for_every_style(style, server, probe_url, measure):
+    m = measure(probe_url(server, style, tokens=5, split=1, crlf=1), style, server)
+    assert m.outcome == "ok", m.error
+    assert m.output_tokens == 5
+
+
+def test_milestones_match_server_send_times(server, probe_url, measure):
+    rid = uuid.uuid4().hex
+    url = probe_url(server, "openai", headers_delay_ms=40, ttft_ms=60, tokens=5, gap_ms=10)
+    m = measure(url, "openai", server, headers={"x-mock-request-id": rid})
+    log = server_log(server, rid)
+    for field, key in (("ttfb_ms", "headers_sent_ns"), ("ttft_ms", "first_token_ns"), ("total_ms", "last_byte_ns")):
+        server_ms = (log[key] - m.start_ns) / 1e6
+        # Client sees it after the server sent it, and soon after.
+        assert -0.5 < getattr(m, field) - server_ms < 5, (field, getattr(m, field), server_ms)
