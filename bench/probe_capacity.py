@@ -284,6 +284,15 @@ async def main_async(args: argparse.Namespace, levels: list[int], nofile: tuple[
                 r["meets_goal"] for r in results if r["level"] <= max(meeting))}
 
 
+def run_loop(coro):
+    """uvloop, as the region workers and the probe command use."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--levels", default=DEFAULT_LEVELS, help=f"concurrency levels (default {DEFAULT_LEVELS})")
@@ -303,7 +312,7 @@ def main() -> int:
         parser.error("levels, --servers and --repeats must be positive")
     nofile = raise_nofile()
     try:
-        summary = asyncio.run(main_async(args, levels, nofile))
+        summary = run_loop(main_async(args, levels, nofile))
     except BenchError as exc:
         log(f"probe_capacity: {exc}")
         return 1

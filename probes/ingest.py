@@ -38,6 +38,9 @@ FLOAT_FIELDS = (
     "itl_max_ms",
 )
 INT_FIELDS = ("http_status", "output_tokens", "response_bytes")
+# Exclusive upper bounds of the integer columns: http_status is a smallint, so
+# a larger value would fail the whole batch's INSERT, not just its own row.
+INT_LIMITS = {"http_status": 2**15, "output_tokens": 2**31, "response_bytes": 2**31}
 TEXT_FIELDS = {"error": 2000, "error_type": 120, "http_version": 16, "remote_addr": 64}
 
 # Column order of the multi-row INSERT; the same names as the engine's result.
@@ -79,9 +82,16 @@ def _float(name: str, value) -> float | None:
 def _int(name: str, value) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not (0 <= value < 2**31):
+    if isinstance(value, bool) or not isinstance(value, int) or not (0 <= value < INT_LIMITS[name]):
         raise BadPayload(f"{name} is not a non-negative integer")
     return value
+
+
+def _text(value, limit: int) -> str:
+    # PostgreSQL text cannot hold NUL, and psycopg cannot encode an unpaired
+    # surrogate: either would fail the whole batch's INSERT.
+    text = str(value).replace("\x00", "")
+    return text.encode("utf-8", "replace").decode("utf-8")[:limit]
 
 
 def _time(name: str, value) -> datetime:
@@ -106,7 +116,7 @@ def clean(payload: dict, now: datetime) -> dict:
         row[key] = payload[key]
     row["scheduled_for"] = _time("scheduled_for", payload.get("scheduled_for"))
     row["started_at"] = _time("started_at", res.get("started_at"))
-    row["worker"] = str(payload.get("worker") or "")[:255]
+    row["worker"] = _text(payload.get("worker") or "", 255)
     row["ingested_at"] = now
     if res.get("outcome") not in OUTCOMES:
         raise BadPayload(f"unknown outcome {str(res.get('outcome'))[:40]!r}")
@@ -120,7 +130,7 @@ def clean(payload: dict, now: datetime) -> dict:
         row[name] = _int(name, res.get(name))
     for name, limit in TEXT_FIELDS.items():
         value = res.get(name)
-        row[name] = None if value is None else str(value)[:limit]
+        row[name] = None if value is None else _text(value, limit)
     return row
 
 
@@ -167,11 +177,12 @@ def store(payloads: list[dict]) -> list[dict]:
         + " ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING RETURNING id, probe_id, region_id, scheduled_for"
     )
     params = [row[c] for row in kept for c in COLUMNS]
-    current_hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-    old_hours = {h for h in (r["started_at"].astimezone(UTC).replace(minute=0, second=0, microsecond=0) for r in kept) if h < current_hour}
+    # Every hour written to is locked (shared) and loses its "rolled up" mark,
+    # the current one included: a batch whose clock read 11:59:59 may commit
+    # after a rebuild of hour 11 began.
+    written_hours = {r["started_at"].astimezone(UTC).replace(minute=0, second=0, microsecond=0) for r in kept}
     with transaction.atomic():
-        if old_hours:
-            lock_hours(old_hours)
+        lock_hours(written_hours, shared=True)
         with connection.cursor() as cur:
             cur.execute(sql, params)
             inserted = cur.fetchall()
@@ -184,7 +195,7 @@ def store(payloads: list[dict]) -> list[dict]:
                 continue
             hours.add(row["started_at"].astimezone(UTC).replace(minute=0, second=0, microsecond=0))
             items.append(_live_item(mid, row))
-        _mark_hours_stale(hours & old_hours)
+        _mark_hours_stale(hours)
         transaction.on_commit(partial(live.broadcast, items))
     return items
 
@@ -217,9 +228,10 @@ def store_with_retry(payloads: list[dict], *, max_wait_s: float | None = None) -
     in the broker meanwhile, so nothing is lost and nothing is written twice."""
     delay = 0.5
     waited = 0.0
+    one_by_one = False
     while True:
         try:
-            return len(store(payloads))
+            return _store_each(payloads) if one_by_one else len(store(payloads))
         except (OperationalError, InterfaceError) as exc:
             if max_wait_s is not None and waited >= max_wait_s:
                 raise
@@ -230,5 +242,20 @@ def store_with_retry(payloads: list[dict], *, max_wait_s: float | None = None) -
             waited += delay
             delay = min(delay * 2, 10.0)
         except DatabaseError:
-            connection.close()
+            # Not an outage but a row the database refuses. The batch is
+            # acknowledged whatever happens here, so store the payloads one by
+            # one and drop only the one that cannot be stored.
+            log.exception("ingest: a batch of %d failed; storing one by one", len(payloads))
+            one_by_one = True
+
+
+def _store_each(payloads: list[dict]) -> int:
+    stored = 0
+    for payload in payloads:
+        try:
+            stored += len(store([payload]))
+        except (OperationalError, InterfaceError):
             raise
+        except DatabaseError as exc:
+            log.warning("ingest: dropping a measurement the database refused: %s", str(exc).strip()[:200])
+    return stored

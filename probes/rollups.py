@@ -42,14 +42,16 @@ def hours_between(since: datetime, until: datetime) -> list[datetime]:
     return hours
 
 
-def lock_hours(hours: Iterable[datetime]) -> None:
-    """Serialise a rebuild of an hour with ingest of late rows into it: without
-    this, a late row committed during a rebuild could be missed while the hour
-    is marked complete. Sorted, so two lockers never deadlock."""
-    keys = sorted({zlib.crc32(h.isoformat().encode()) for h in hours})
+def lock_hours(hours: Iterable[datetime], *, shared: bool = False) -> None:
+    """Serialise a rebuild of an hour with ingest into it: without this, a row
+    committed during a rebuild could be missed while the hour is marked
+    complete. Ingest takes the lock shared (batches never wait for each
+    other), a rebuild exclusive. Sorted, so two lockers never deadlock."""
+    keys = sorted({zlib.crc32(floor_hour(h).isoformat().encode()) for h in hours})
+    fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
     with connection.cursor() as cur:
         for key in keys:
-            cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [7141, key - 2**31])
+            cur.execute(f"SELECT {fn}(%s, %s)", [7141, key - 2**31])
 
 
 def rebuild_hour(hour: datetime) -> int:

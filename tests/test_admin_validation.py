@@ -4,8 +4,6 @@ and keeps measurements read-only."""
 from __future__ import annotations
 
 import json
-import sys
-import types
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -197,25 +195,57 @@ def test_good_probe_saves_with_its_regions(admin_client, make_target):
     assert str(probe) == f"{target.name} / hello"
 
 
-def test_run_now_action_queues_through_scheduling(admin_client, make_probe, monkeypatch):
-    calls = []
+def test_run_now_action_queues_a_run_per_active_region_on_the_broker(admin_client, make_region, make_probe, settings, test_redis_url):
+    import base64
 
-    def run_now(probe_ids):
-        calls.append(sorted(probe_ids))
-        return 3
+    import redis
+    from kombu import Connection
 
-    # A stand-in module: the action must go through probes.scheduling.run_now
-    # without this test needing a broker.
-    monkeypatch.setitem(sys.modules, "probes.scheduling", types.SimpleNamespace(run_now=run_now))
-    a, b = make_probe(), make_probe()
-    make_probe()
-    response = admin_client.post(
-        reverse("admin:probes_probe_changelist"),
-        {"action": "run_now", "_selected_action": [a.pk, b.pk]},
-        follow=True,
-    )
-    assert calls == [sorted([a.pk, b.pk])]
-    assert "Queued 3 runs" in [str(m) for m in response.context["messages"]]
+    from latency.celery import app
+    from probes.scheduling import RUN_TASK, region_queue
+
+    # The action publishes through latency.celery.app, which reads
+    # CELERY_BROKER_URL from the Django settings (namespace "CELERY"): point it
+    # at the suite's Redis database and drop the app's cached pools (not
+    # closed: kombu shares them per URL across the process) both ways.
+    def drop_pools():
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    broker = redis.Redis.from_url(test_redis_url)
+    broker.flushdb()
+    drop_pools()
+    settings.CELERY_BROKER_URL = test_redis_url
+    try:
+        assert app.pool.connection.as_uri() == Connection(test_redis_url).as_uri()
+        lagos, london, closed = make_region(), make_region(), make_region(active=False)
+        a = make_probe(regions=[lagos, london, closed])
+        b = make_probe(regions=[london])
+        c = make_probe(regions=[lagos])  # not selected
+        response = admin_client.post(
+            reverse("admin:probes_probe_changelist"),
+            {"action": "run_now", "_selected_action": [a.pk, b.pk]},
+            follow=True,
+        )
+        assert "Queued 3 runs" in [str(m) for m in response.context["messages"]]
+
+        def queued(region):
+            messages = []
+            for raw in broker.lrange(region_queue(region.slug), 0, -1):
+                envelope = json.loads(raw)
+                assert envelope["headers"]["task"] == RUN_TASK
+                (message,), _kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
+                assert (message["region"], message["region_id"]) == (region.slug, region.id)
+                messages.append(message["probe_id"])
+            return sorted(messages)
+
+        assert queued(lagos) == [a.pk]
+        assert queued(london) == sorted([a.pk, b.pk])
+        assert queued(closed) == []
+        assert c.pk not in queued(lagos)
+    finally:
+        drop_pools()
+        broker.close()
 
 
 # Measurement -------------------------------------------------------------

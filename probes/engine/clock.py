@@ -21,9 +21,9 @@ import time
 import typing
 from dataclasses import dataclass, field
 
-import anyio
 import httpcore
-from httpcore._backends.anyio import AnyIOStream
+
+from probes.engine.netstream import SocketStream, enable_kernel_timestamps
 
 now_ns = time.perf_counter_ns
 
@@ -53,10 +53,14 @@ class Timeline:
 class TimedStream(httpcore.AsyncNetworkStream):
     def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
         self._inner = inner
+        self._pending: list[bytes] = []
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._pending:
+            await self._flush(timeout)
         data = await self._inner.read(max_bytes, timeout)
-        stamp = now_ns()
+        # When the data arrived (the kernel's stamp), not when we got to it.
+        stamp = self._inner.last_stamp_ns or now_ns()
         tl = current.get()
         if tl is not None and data:
             tl.last_read = stamp
@@ -65,7 +69,17 @@ class TimedStream(httpcore.AsyncNetworkStream):
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, timeout)
+        # httpcore writes the request line and headers, then the body, in
+        # separate calls. Holding them until the first read sends the whole
+        # request in one segment and one system call, as curl does, instead
+        # of paying (and timing) a round of syscalls for each part.
+        if buffer:
+            self._pending.append(buffer)
+
+    async def _flush(self, timeout: float | None) -> None:
+        data = b"".join(self._pending)
+        self._pending.clear()
+        await self._inner.write(data, timeout)
         tl = current.get()
         if tl is not None:
             tl.request_sent = now_ns()
@@ -134,6 +148,7 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
             sock = socket.socket(family, socket.SOCK_STREAM)
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            kernel_stamps = enable_kernel_timestamps(sock)
             try:
                 await loop.sock_connect(sock, addr)
             except OSError as exc:
@@ -146,8 +161,7 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
             tl.connect_end = now_ns()
             tl.phase = "connected"
             tl.remote_addr = addr[0]
-            stream = await anyio.abc.SocketStream.from_socket(sock)
-            return TimedStream(AnyIOStream(stream))
+            return TimedStream(SocketStream(sock, kernel_stamps))
         assert last_exc is not None
         reason = os.strerror(last_exc.errno).lower() if last_exc.errno else str(last_exc)
         raise httpcore.ConnectError(f"cannot connect to {host}:{port}: {reason}") from last_exc

@@ -40,7 +40,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         spec = self._spec(opts)
-        result = asyncio.run(self._run(spec, warm=opts["warm"]))
+        from probes.runtime import new_loop
+
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            result = runner.run(self._run(spec, warm=opts["warm"]))
         if opts["json"]:
             self.stdout.write(json.dumps(result.to_dict(), sort_keys=False))
         else:

@@ -20,9 +20,12 @@ class Command(BaseCommand):
         now = datetime.now(UTC)
         try:
             since = parse_when(opts["since"], now)
+        except ValueError as exc:
+            raise CommandError(f"--since: {exc}") from None
+        try:
             until = parse_when(opts["until"], now) if opts["until"] else now
         except ValueError as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandError(f"--until: {exc}") from None
         if since >= until:
             raise CommandError("--since must be before --until")
         if until - since > timedelta(days=3660):

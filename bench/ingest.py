@@ -1,0 +1,791 @@
+#!/usr/bin/env python
+"""How many measurements per second does the ingest pipeline move from its queue into Postgres?
+
+N measurement messages (default 50,000) are published into the "ingest" queue exactly as region
+workers publish them (`app.send_task("probes.ingest", args=[payload], queue="ingest")`, JSON,
+Celery protocol 2), BEFORE any worker runs. Then `manage.py ingest_worker` is started as a child
+process and timed until `SELECT count(*)` of probes_measurement reaches N:
+
+  - steady rate = N / (start of the first batch -> last row committed). The start of the first batch
+    is min(ingested_at): store() stamps every row of a batch with the same time, before its INSERT;
+    the end is the first poll that sees all N rows (polled every 20 ms);
+  - from-ready rate = N / (the worker's "ready." log line -> last row committed);
+  - wall rate = N / (process start -> last row committed), Python and Celery start-up included.
+
+In the same run, the same N rows (validated by probes.ingest.clean, then written as CSV in memory,
+untimed) are loaded with one psycopg `COPY ... FROM STDIN (FORMAT csv)` and one commit:
+  - into a fresh scratch table `CREATE TABLE ... (LIKE probes_measurement INCLUDING ALL)`: the same
+    columns, defaults, CHECKs, indexes and unique constraint, but no foreign keys (LIKE never copies
+    them). This is the reference for the ratio goal;
+  - into the real probes_measurement after TRUNCATE (foreign keys checked), shown for comparison.
+
+Goals: steady ingest >= 2,000 measurements/s, and >= 0.2 x the scratch-table COPY rate.
+
+Everything runs in its own database (latency_bench, created with `manage.py ensuredb` and migrated,
+reused when present) and its own Redis database (/14, flushed before and after), with its own
+channel-layer prefix; the measurements it wrote are truncated and the scratch table dropped at the
+end (the bench targets and probes stay in latency_bench for the next run; --drop-db drops it).
+
+    .venv/bin/python bench/ingest.py [--count 50000] [--repeats 1] [--json] [--profile] [--drop-db]
+
+--profile adds an in-process run of probes.ingest.store() on batches of 500 of the same payloads
+(no Celery, no broker): the store-only ceiling, and cProfile's top functions for one batch.
+
+Exit status: 0 when the benchmark ran (goals met or not: see PASS/MISS), 1 when it could not run or
+the stored rows were wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import platform
+import pstats
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT))
+
+GOAL_RATE = 2000.0  # measurements per second, steady state
+GOAL_RATIO = 0.2  # of the raw COPY rate into the scratch table
+BENCH_DB = "latency_bench"
+BENCH_REDIS_DB = 14  # the test suite uses 15
+CHANNEL_PREFIX = "latency-bench"
+SCRATCH_TABLE = "bench_copy_scratch"
+TARGETS = 5
+PROBES = 100  # x 15 seeded regions = 1,500 (probe, region) pairs
+INTERVAL_S = 10  # slot spacing of the backlog
+LATE_FRACTION = 0.01  # rows from one to three hours back (redeliveries): exercises lock_hours on every batch
+POLL_S = 0.02
+BATCH = 500  # IngestBatch.flush_every
+
+
+class BenchError(Exception):
+    """The benchmark cannot go on; the message says why."""
+
+
+def log(*parts: object) -> None:
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def machine_context() -> dict:
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return {"nproc": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)), "loadavg": load,
+            "python": platform.python_version(), "platform": platform.platform()}
+
+
+# --- environment: our own database, Redis database and channel prefix -------------------------------
+
+
+def bench_env(db_name: str, redis_db: int) -> dict[str, str]:
+    base_db = os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/latency"
+    parts = urlsplit(base_db)
+    database_url = urlunsplit((parts.scheme, parts.netloc, "/" + db_name, parts.query, ""))
+    base_redis = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    parts = urlsplit(base_redis)
+    if parts.scheme == "unix":
+        query = dict(parse_qsl(parts.query))
+        query["db"] = str(redis_db)
+        redis_url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+    else:
+        redis_url = urlunsplit((parts.scheme, parts.netloc, f"/{redis_db}", parts.query, ""))
+    for configured in {base_redis, os.environ.get("CELERY_BROKER_URL") or base_redis}:
+        if configured.rstrip("/") == redis_url.rstrip("/"):
+            raise BenchError(f"the configured Redis URL is already {redis_url}: the bench flushes that database; "
+                             "choose another with --redis-db")
+    if urlsplit(base_db).path.lstrip("/") == db_name:
+        log(f"ingest bench: note: DATABASE_URL already names {db_name!r}; its measurements will be truncated")
+    return {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "CELERY_BROKER_URL": redis_url,  # settings prefer it over REDIS_URL when set
+        "LATENCY_CHANNEL_PREFIX": CHANNEL_PREFIX,
+        "DJANGO_SETTINGS_MODULE": "latency.settings",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 120) -> str:
+    proc = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise BenchError(f"manage.py {' '.join(args)} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
+    return proc.stdout.strip()
+
+
+# --- the workload: realistic payloads, one distinct slot each ----------------------------------------
+
+
+def seed_rows() -> tuple[list[tuple[int, int]], list[int]]:
+    """Bench targets and probes (get-or-create); returns (probe_id, target_id) pairs and region ids."""
+    from probes.models import Probe, Region, Target
+
+    regions = list(Region.objects.order_by("id"))
+    if not regions:
+        raise BenchError("no regions in the bench database (the seed migration did not run?)")
+    targets = []
+    for i in range(TARGETS):
+        style = ("openai", "anthropic", "gemini", "openai", "http")[i % 5]
+        target, _ = Target.objects.get_or_create(
+            name=f"bench-target-{i}",
+            defaults={"api_style": style, "url": f"https://bench-{i}.invalid/v1/chat/completions",
+                      "model": "" if style in ("gemini", "http") else "bench-model"},
+        )
+        targets.append(target)
+    pairs = []
+    for j in range(PROBES):
+        target = targets[j % TARGETS]
+        probe, created = Probe.objects.get_or_create(target=target, name=f"bench-probe-{j}",
+                                                     defaults={"interval_seconds": 60, "timeout_seconds": 30})
+        if created or probe.regions.count() != len(regions):
+            probe.regions.set(regions)
+        pairs.append((probe.id, target.id))
+    return pairs, [r.id for r in regions]
+
+
+def _ms(rng: random.Random, mu: float, sigma: float) -> float:
+    return round(rng.lognormvariate(mu, sigma), 3)
+
+
+def make_result(rng: random.Random, started: datetime, http_style: bool) -> dict:
+    from probes.engine.result import Measurement
+
+    m = Measurement(started_at=started.isoformat(timespec="microseconds"))
+    warm = rng.random() < 0.3
+    m.connection = "warm" if warm else "cold"
+    roll = rng.random()
+    if not warm:
+        m.dns_ms = None if rng.random() < 0.1 else _ms(rng, 1.5, 0.8)  # a literal IP: no DNS
+    if roll < 0.005 and not warm:
+        m.outcome, m.error = "dns_error", "[Errno -2] Name or service not known"
+        m.dns_ms = None
+        m.total_ms = _ms(rng, 3.0, 0.5)
+        return m.to_dict()
+    if not warm:
+        m.connect_ms = _ms(rng, 3.5, 0.7)
+    if roll < 0.012 and not warm:
+        m.outcome, m.error, m.connect_ms = "connect_error", "[Errno 111] Connection refused", None
+        m.total_ms = _ms(rng, 4.0, 0.5)
+        return m.to_dict()
+    if not warm:
+        m.tls_ms = _ms(rng, 3.8, 0.6)
+    if roll < 0.016 and not warm:
+        m.outcome, m.error, m.tls_ms = "tls_error", "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", None
+        m.total_ms = _ms(rng, 4.5, 0.5)
+        return m.to_dict()
+    m.remote_addr = f"{rng.randint(1, 223)}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+    m.http_version = "HTTP/2" if rng.random() < 0.8 else "HTTP/1.1"
+    if roll < 0.036:
+        m.outcome, m.total_ms = "timeout", 30000.0
+        m.error = "no response within 30 s"
+        if rng.random() < 0.5:
+            m.http_status = 200
+            m.ttfb_ms = _ms(rng, 6.0, 0.5)
+        return m.to_dict()
+    m.ttfb_ms = _ms(rng, 5.8, 0.6)
+    if roll < 0.066:
+        m.outcome, m.http_status = "http_error", rng.choice((429, 429, 500, 503, 401))
+        if m.http_status == 429:
+            m.error_type, m.retry_after_s = "rate_limit_error", float(rng.randint(1, 30))
+        m.error = f'HTTP {m.http_status}: {{"error": {{"message": "bench \\"quoted\\", comma, newline\\n", "type": "x"}}}}'
+        m.total_ms = round(m.ttfb_ms + rng.random() * 5, 3)
+        m.response_bytes = rng.randint(80, 600)
+        return m.to_dict()
+    m.http_status = 200
+    if http_style:
+        m.total_ms = round(m.ttfb_ms + _ms(rng, 1.0, 0.5), 3)
+        m.response_bytes = rng.randint(100, 5000)
+        return m.to_dict()
+    m.first_event_ms = round(m.ttfb_ms + _ms(rng, 1.0, 0.7), 3)
+    m.ttft_ms = round(m.first_event_ms + _ms(rng, 2.0, 1.0), 3)
+    m.ttfat_ms = None if rng.random() < 0.02 else round(m.ttft_ms + (_ms(rng, 5.0, 1.0) if rng.random() < 0.2 else 0), 3)
+    tokens = rng.randint(5, 64)
+    m.output_tokens, m.tokens_estimated = tokens, rng.random() < 0.1
+    m.itl_p50_ms = _ms(rng, 2.8, 0.4)
+    m.itl_p95_ms = round(m.itl_p50_ms * (1.5 + rng.random() * 2), 3)
+    m.itl_max_ms = round(m.itl_p95_ms * (1 + rng.random()), 3)
+    stream_ms = m.itl_p50_ms * (tokens - 1)
+    m.tokens_per_s = round((tokens - 1) / (stream_ms / 1000), 3) if tokens > 1 else None
+    m.total_ms = round(m.ttft_ms + stream_ms + _ms(rng, 1.0, 0.5), 3)
+    m.response_bytes = rng.randint(2000, 40000)
+    if roll < 0.071:
+        m.outcome, m.error = "truncated", "stream ended before its final event"
+    elif roll < 0.074:
+        m.outcome, m.error, m.error_type = "upstream_error", "overloaded", "overloaded_error"
+    return m.to_dict()
+
+
+def make_payloads(n: int, pairs: list[tuple[int, int]], region_ids: list[int], seed: int,
+                  region_slugs: dict[int, str]) -> list[dict]:
+    """n payloads, each its own (probe, region, scheduled_for): a backlog of the most recent slots,
+    INTERVAL_S apart, ending now, plus LATE_FRACTION of slots one to three hours back."""
+    rng = random.Random(seed)
+    now = datetime.now(UTC).replace(microsecond=0)
+    last_slot = now - timedelta(seconds=now.timestamp() % INTERVAL_S)
+    keys = [(p, t, r) for p, t in pairs for r in region_ids]
+    from probes.models import Target
+
+    http_targets = set(Target.objects.filter(api_style="http", name__startswith="bench-").values_list("id", flat=True))
+    late = int(n * LATE_FRACTION)
+    slots = []
+    for i in range(n - late):
+        slots.append((*keys[i % len(keys)], last_slot - timedelta(seconds=INTERVAL_S * (i // len(keys)))))
+    for i in range(late):  # one to three hours back: never a recent slot, never the same slot twice
+        back = timedelta(hours=1 + i % 3, seconds=INTERVAL_S * (i // len(keys)))
+        slots.append((*keys[i % len(keys)], last_slot - back))
+    rng.shuffle(slots)  # regions report in no particular order
+    out = []
+    for probe_id, target_id, region_id, slot in slots:
+        started = slot + timedelta(microseconds=rng.randint(0, 900_000))
+        out.append({
+            "probe_id": probe_id,
+            "target_id": target_id,
+            "region_id": region_id,
+            "scheduled_for": slot.isoformat(),
+            "worker": f"region-{region_slugs[region_id]}@worker-{rng.randint(1, 3)}",
+            "result": make_result(rng, started, target_id in http_targets),
+        })
+    if len({(p["probe_id"], p["region_id"], p["scheduled_for"]) for p in out}) != n:
+        raise BenchError("internal error: payload keys are not distinct")
+    return out
+
+
+# --- CSV for COPY ------------------------------------------------------------------------------------
+
+
+def csv_field(value) -> str:
+    if value is None:
+        return ""  # unquoted empty: NULL
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return '"' + str(value).replace('"', '""') + '"'
+
+
+def build_csv(payloads: list[dict]) -> tuple[bytes, int]:
+    from probes.ingest import COLUMNS, clean
+
+    now = datetime.now(UTC)
+    lines = []
+    for p in payloads:
+        row = clean(p, now)
+        lines.append(",".join(csv_field(row[c]) for c in COLUMNS))
+    return ("\n".join(lines) + "\n").encode(), len(lines)
+
+
+# --- database helpers (a plain psycopg connection, not Django's) ------------------------------------
+
+
+def pg_connect(autocommit: bool = True):
+    import psycopg
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    params = {"dbname": db["NAME"], "user": db["USER"] or None, "password": db["PASSWORD"] or None,
+              "host": db["HOST"] or None, "port": db["PORT"] or None, **db.get("OPTIONS", {})}
+    return psycopg.connect(**{k: v for k, v in params.items() if v is not None}, autocommit=autocommit)
+
+
+def truncate_measurements(conn) -> None:
+    conn.execute("TRUNCATE probes_measurement RESTART IDENTITY")
+
+
+def table_exists(conn, name: str) -> bool:
+    return conn.execute("SELECT to_regclass(%s) IS NOT NULL", [name]).fetchone()[0]
+
+
+def copy_rows(conn, table: str, data: bytes) -> float:
+    from probes.ingest import COLUMNS
+
+    conn.autocommit = False
+    try:
+        t0 = time.perf_counter()
+        with conn.cursor() as cur:
+            with cur.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)") as cp:
+                view = memoryview(data)
+                for i in range(0, len(data), 1 << 20):
+                    cp.write(view[i:i + (1 << 20)])
+        conn.commit()
+        return time.perf_counter() - t0
+    finally:
+        conn.autocommit = True
+
+
+# --- the worker, as a process of its own -------------------------------------------------------------
+
+
+class Worker:
+    """`manage.py ingest_worker` in a child process: started, its log read, stopped with SIGTERM."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+        self.lines: list[tuple[float, str]] = []
+        self.started = 0.0
+        self.ready_at: float | None = None
+        self._reader: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.started = time.time()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "ingest_worker", "--name", "bench-ingest@%h"],
+            cwd=ROOT, env={**os.environ, **self.env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, bufsize=1,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            now = time.time()
+            self.lines.append((now, line.rstrip("\n")))
+            if self.ready_at is None and line.rstrip().endswith(" ready."):
+                self.ready_at = now
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)  # warm shutdown: finishes the batch in hand
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log("ingest bench: the worker did not stop on SIGTERM; killing it")
+            self.proc.kill()
+            self.proc.wait(10)
+        if self._reader is not None:
+            self._reader.join(5)
+
+
+# --- one repeat --------------------------------------------------------------------------------------
+
+
+def publish(payloads: list[dict]) -> float:
+    from latency.celery import app
+
+    # The same call as a region worker (probes.tasks.run_slot), through one producer whose Redis
+    # LPUSHes kombu pipelines 1,000 at a time (Producer.batch): the messages are byte for byte what
+    # send_task writes, only the round trips are fewer.
+    t0 = time.perf_counter()
+    with app.producer_or_acquire() as producer, producer.batch(max_size=1000):
+        for payload in payloads:
+            app.send_task("probes.ingest", args=[payload], queue="ingest", producer=producer)
+    return time.perf_counter() - t0
+
+
+def run_ingest(env: dict[str, str], conn, redis_client, payloads: list[dict], timeout_s: float) -> dict:
+    n = len(payloads)
+    truncate_measurements(conn)
+    redis_client.flushdb()
+    publish_s = publish(payloads)
+    queued = redis_client.llen("ingest")
+    if queued != n:
+        raise BenchError(f"published {n} messages but the ingest queue holds {queued}")
+    log(f"  published {n} messages in {publish_s:.2f} s ({n / publish_s:,.0f}/s); starting the worker")
+
+    worker = Worker(env)
+    worker.start()
+    first_seen = first_count = done_at = None
+    count = 0
+    try:
+        deadline = worker.started + timeout_s
+        while time.time() < deadline:
+            if not worker.alive():
+                raise BenchError(f"the ingest worker exited ({worker.proc.returncode}):\n{worker.log_text()[-3000:]}")
+            top = conn.execute("SELECT max(id) FROM probes_measurement").fetchone()[0]  # index lookup: cheap
+            now = time.time()
+            if top is not None and first_seen is None:
+                first_seen = now
+                first_count = conn.execute("SELECT count(*) FROM probes_measurement").fetchone()[0]
+            # ids are taken in INSERT order, commits may land out of order: count only near the end
+            if top is not None and top >= n:
+                count = conn.execute("SELECT count(*) FROM probes_measurement").fetchone()[0]
+                if count >= n:
+                    done_at = time.time()
+                    break
+            time.sleep(POLL_S)
+        else:
+            count = conn.execute("SELECT count(*) FROM probes_measurement").fetchone()[0]
+        # Acknowledgements follow each batch's commit: give the last ones a moment.
+        ack_deadline = time.time() + 10
+        while time.time() < ack_deadline and (redis_client.hlen("unacked") or redis_client.llen("ingest")):
+            time.sleep(0.05)
+        unacked, left = redis_client.hlen("unacked"), redis_client.llen("ingest")
+    finally:
+        worker.stop()
+    first_batch = conn.execute("SELECT extract(epoch FROM min(ingested_at)) FROM probes_measurement").fetchone()[0]
+    batches = conn.execute(
+        "SELECT count(*), avg(c), min(c), max(c) FROM (SELECT count(*) AS c FROM probes_measurement GROUP BY ingested_at) b"
+    ).fetchone()
+    text = worker.log_text()
+    out = {
+        "count": n,
+        "stored": count,
+        "publish_s": round(publish_s, 3),
+        "publish_per_s": round(n / publish_s, 1),
+        "startup_s": round(worker.ready_at - worker.started, 3) if worker.ready_at else None,
+        "batches": batches[0],
+        "batch_rows_mean": round(float(batches[1]), 1) if batches[1] is not None else None,
+        "batch_rows_min": batches[2],
+        "batch_rows_max": batches[3],
+        "broker_left": left,
+        "broker_unacked": unacked,
+        "worker_warnings": sum(1 for line in text.splitlines() if " WARNING " in line or " ERROR " in line),
+        "completed": done_at is not None,
+    }
+    if done_at is None:
+        out.update(steady_per_s=None, from_ready_per_s=None, wall_per_s=None, wall_s=None, steady_s=None,
+                   reached_in_timeout=count)
+        log(f"  the worker stored {count} of {n} rows within {timeout_s:.0f} s:\n{text[-2000:]}")
+        return out
+    steady_s = done_at - float(first_batch)
+    out.update(
+        steady_s=round(steady_s, 3),
+        steady_per_s=round(n / steady_s, 1),
+        polled_per_s=round((n - first_count) / (done_at - first_seen), 1) if done_at > first_seen else None,
+        from_ready_s=round(done_at - worker.ready_at, 3) if worker.ready_at else None,
+        from_ready_per_s=round(n / (done_at - worker.ready_at), 1) if worker.ready_at else None,
+        wall_s=round(done_at - worker.started, 3),
+        wall_per_s=round(n / (done_at - worker.started), 1),
+        first_row_after_ready_s=round(float(first_batch) - worker.ready_at, 3) if worker.ready_at else None,
+    )
+    return out
+
+
+def verify(conn, payloads: list[dict], seed: int) -> dict:
+    """All N slots stored once, and sampled rows equal to their payloads field by field."""
+    from probes.ingest import COLUMNS, FLOAT_FIELDS, INT_FIELDS, TEXT_FIELDS
+
+    problems = []
+    n = len(payloads)
+    count = conn.execute("SELECT count(*) FROM probes_measurement").fetchone()[0]
+    if count != n:
+        problems.append(f"count {count} != {n}")
+    dups = conn.execute("SELECT count(*) FROM (SELECT 1 FROM probes_measurement GROUP BY probe_id, region_id, "
+                        "scheduled_for HAVING count(*) > 1) d").fetchone()[0]
+    if dups:
+        problems.append(f"{dups} duplicated slots")
+    stored = {(p, r, s) for p, r, s in conn.execute("SELECT probe_id, region_id, scheduled_for FROM probes_measurement")}
+    expected = {(p["probe_id"], p["region_id"], datetime.fromisoformat(p["scheduled_for"])) for p in payloads}
+    if stored != expected:
+        problems.append(f"{len(expected - stored)} slots missing, {len(stored - expected)} unexpected")
+    rng = random.Random(seed + 1)
+    sample = rng.sample(payloads, min(50, n))
+    # Make sure failures and NULL-heavy rows are in the sample.
+    sample += [p for p in payloads if p["result"]["outcome"] != "ok"][:5]
+    sample += [p for p in payloads if p["result"]["connection"] == "warm"][:5]
+    fields = [c for c in COLUMNS if c not in ("ingested_at",)]
+    checked = 0
+    for p in sample:
+        row = conn.execute(
+            f"SELECT {', '.join(fields)} FROM probes_measurement WHERE probe_id = %s AND region_id = %s "
+            "AND scheduled_for = %s", [p["probe_id"], p["region_id"], datetime.fromisoformat(p["scheduled_for"])],
+        ).fetchone()
+        if row is None:
+            problems.append(f"sample slot missing: {p['probe_id']}/{p['region_id']}/{p['scheduled_for']}")
+            continue
+        got = dict(zip(fields, row))
+        res = p["result"]
+        want = {
+            "probe_id": p["probe_id"], "target_id": p["target_id"], "region_id": p["region_id"],
+            "scheduled_for": datetime.fromisoformat(p["scheduled_for"]),
+            "started_at": datetime.fromisoformat(res["started_at"]), "worker": p["worker"],
+            "outcome": res["outcome"], "connection": res["connection"], "tokens_estimated": res["tokens_estimated"],
+        }
+        for name in (*FLOAT_FIELDS, *INT_FIELDS, *TEXT_FIELDS):
+            want[name] = res[name]
+        for name, value in want.items():
+            if got[name] != value:
+                problems.append(f"slot {p['probe_id']}/{p['region_id']}/{p['scheduled_for']}: {name} = "
+                                f"{got[name]!r}, payload has {value!r}")
+        checked += 1
+    return {"ok": not problems, "rows": count, "duplicates": dups, "sampled_rows": checked,
+            "problems": problems[:20]}
+
+
+def run_copy(conn, data: bytes, n: int) -> dict:
+    conn.execute(f"DROP TABLE IF EXISTS {SCRATCH_TABLE}")
+    conn.execute(f"CREATE TABLE {SCRATCH_TABLE} (LIKE probes_measurement INCLUDING ALL)")
+    try:
+        scratch_s = copy_rows(conn, SCRATCH_TABLE, data)
+        copied = conn.execute(f"SELECT count(*) FROM {SCRATCH_TABLE}").fetchone()[0]
+        if copied != n:
+            raise BenchError(f"COPY into the scratch table stored {copied} rows, not {n}")
+    finally:
+        conn.execute(f"DROP TABLE IF EXISTS {SCRATCH_TABLE}")
+    truncate_measurements(conn)
+    real_s = copy_rows(conn, "probes_measurement", data)
+    copied = conn.execute("SELECT count(*) FROM probes_measurement").fetchone()[0]
+    truncate_measurements(conn)
+    if copied != n:
+        raise BenchError(f"COPY into probes_measurement stored {copied} rows, not {n}")
+    return {"scratch_s": round(scratch_s, 3), "scratch_per_s": round(n / scratch_s, 1),
+            "real_s": round(real_s, 3), "real_per_s": round(n / real_s, 1), "csv_bytes": len(data)}
+
+
+# --- in-process store() (optional): the ceiling without Celery, and where a batch's time goes -------
+
+
+def profile_store(conn, payloads: list[dict]) -> dict:
+    from django.db import connection as dj
+
+    from probes.ingest import store
+
+    truncate_measurements(conn)
+    batches = [payloads[i:i + BATCH] for i in range(0, len(payloads), BATCH)]
+    t0 = time.perf_counter()
+    for batch in batches[:-1]:
+        store(batch)
+    elapsed = time.perf_counter() - t0
+    rows = sum(len(b) for b in batches[:-1])
+    profiler = cProfile.Profile()
+    profiler.enable()
+    store(batches[-1])
+    profiler.disable()
+    dj.close()
+    truncate_measurements(conn)
+    buf = io.StringIO()
+    pstats.Stats(profiler, stream=buf).sort_stats("cumulative").print_stats(25)
+    return {"rows": rows, "seconds": round(elapsed, 3), "per_s": round(rows / elapsed, 1) if elapsed else None,
+            "ms_per_batch": round(1000 * elapsed / max(1, len(batches) - 1), 2), "cprofile_last_batch": buf.getvalue()}
+
+
+# --- report ------------------------------------------------------------------------------------------
+
+
+def median(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return round(statistics.median(vals), 1) if vals else None
+
+
+def fmt(value: float | None, unit: str = "/s") -> str:
+    return "-" if value is None else f"{value:,.0f}{unit}"
+
+
+def summarize(runs: list[dict]) -> dict:
+    steady = median([r["ingest"]["steady_per_s"] for r in runs])
+    scratch = median([r["copy"]["scratch_per_s"] for r in runs])
+    ratios = [r["ingest"]["steady_per_s"] / r["copy"]["scratch_per_s"]
+              for r in runs if r["ingest"]["steady_per_s"] and r["copy"]["scratch_per_s"]]
+    ratio = round(statistics.median(ratios), 3) if ratios else None
+    return {
+        "steady_per_s": steady,
+        "from_ready_per_s": median([r["ingest"]["from_ready_per_s"] for r in runs]),
+        "wall_per_s": median([r["ingest"]["wall_per_s"] for r in runs]),
+        "publish_per_s": median([r["ingest"]["publish_per_s"] for r in runs]),
+        "copy_scratch_per_s": scratch,
+        "copy_real_per_s": median([r["copy"]["real_per_s"] for r in runs]),
+        "ratio_to_copy": ratio,
+        "goals": [
+            {"goal": f"steady ingest >= {GOAL_RATE:,.0f} measurements/s", "value": steady,
+             "pass": steady is not None and steady >= GOAL_RATE},
+            {"goal": f"ingest >= {GOAL_RATIO} x raw COPY (scratch table)", "value": ratio,
+             "pass": ratio is not None and ratio >= GOAL_RATIO},
+        ],
+        "verified": all(r["verify"]["ok"] for r in runs),
+    }
+
+
+def report(args, machine: dict, env: dict, runs: list[dict], summary: dict, prof: dict | None) -> None:
+    print(f"ingest bench: {args.count:,} measurements, {args.repeats} repeat(s); nproc {machine['nproc']} "
+          f"(usable {machine['usable_cpus']}), load average {machine['loadavg']} at start, "
+          f"{machine['loadavg_end']} at end; Python {machine['python']}")
+    print(f"database {env['DATABASE_URL']}, broker {env['REDIS_URL']}; worker: manage.py ingest_worker "
+          f"(threads -c 2, prefetch 1000, batches of {BATCH} / 0.1 s)")
+    print()
+    head = (f"{'run':>3} {'publish':>9} {'startup':>8} {'steady':>9} {'ready->done':>12} {'wall':>9} "
+            f"{'batches':>8} {'rows/batch':>10} {'COPY scratch':>13} {'COPY real':>10} {'ratio':>6}  verify")
+    print(head)
+    for i, r in enumerate(runs, 1):
+        ing, cp, ver = r["ingest"], r["copy"], r["verify"]
+        ratio = ing["steady_per_s"] / cp["scratch_per_s"] if ing["steady_per_s"] else None
+        print(f"{i:>3} {fmt(ing['publish_per_s']):>9} "
+              f"{_secs(ing['startup_s']):>8} {fmt(ing['steady_per_s']):>9} {fmt(ing['from_ready_per_s']):>12} "
+              f"{fmt(ing['wall_per_s']):>9} {ing['batches']:>8} {_num(ing['batch_rows_mean']):>10} "
+              f"{fmt(cp['scratch_per_s']):>13} {fmt(cp['real_per_s']):>10} "
+              f"{'-' if ratio is None else f'{ratio:.2f}':>6}  {'ok' if ver['ok'] else 'FAILED'}")
+    print()
+    print("rates in measurements (rows) per second; steady = N / (first batch start -> last row committed);")
+    print("ready->done from the worker's 'ready.' line; wall from process start (start-up included);")
+    print("COPY scratch = one COPY + commit into a fresh LIKE probes_measurement INCLUDING ALL table (no FKs);")
+    print("COPY real = the same into probes_measurement after TRUNCATE (FKs checked). Ratio = steady / COPY scratch.")
+    for i, r in enumerate(runs, 1):
+        ing, ver = r["ingest"], r["verify"]
+        print(f"run {i}: {ing['stored']:,} rows stored, {ver['duplicates']} duplicate slots, "
+              f"{ver['sampled_rows']} sampled rows equal to their payloads: {'ok' if ver['ok'] else 'FAILED'}; "
+              f"broker afterwards: {ing['broker_left']} queued, {ing['broker_unacked']} unacked; "
+              f"batches {ing['batch_rows_min']}..{ing['batch_rows_max']} rows; "
+              f"worker warnings/errors: {ing['worker_warnings']}; "
+              f"first row {_secs(ing.get('first_row_after_ready_s'))} after ready")
+        for problem in ver["problems"]:
+            print(f"    {problem}")
+    if prof:
+        print()
+        print(f"store() in-process, no Celery: {prof['rows']:,} rows in {prof['seconds']:.2f} s = "
+              f"{fmt(prof['per_s'])} ({prof['ms_per_batch']:.1f} ms per batch of {BATCH})")
+        print("cProfile of one store() batch (cumulative):")
+        print("\n".join(prof["cprofile_last_batch"].strip().splitlines()[:45]))
+    print()
+    print(f"SUMMARY (median of {len(runs)}): ingest {fmt(summary['steady_per_s'])} steady, "
+          f"{fmt(summary['from_ready_per_s'])} from ready, {fmt(summary['wall_per_s'])} wall; "
+          f"raw COPY {fmt(summary['copy_scratch_per_s'])} (scratch), {fmt(summary['copy_real_per_s'])} (real table); "
+          f"ratio {summary['ratio_to_copy']}; publishing {fmt(summary['publish_per_s'])}")
+    for g in summary["goals"]:
+        value = g["value"]
+        shown = "-" if value is None else (f"{value:,.0f}/s" if value > 10 else f"{value:.3f}x")
+        print(f"  {'PASS' if g['pass'] else 'MISS'}  {g['goal']}: {shown}")
+    print(f"  {'ok  ' if summary['verified'] else 'FAIL'}  stored rows verified")
+
+
+def _secs(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+# --- main --------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=50_000, help="measurements per run (default 50000)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs; medians are reported (default 1)")
+    parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout instead of tables")
+    parser.add_argument("--profile", action="store_true", help="also time store() in-process and cProfile one batch")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds a run may take to store all rows")
+    parser.add_argument("--seed", type=int, default=1, help="random seed of the payloads")
+    parser.add_argument("--db-name", default=BENCH_DB, help=f"the bench's own database (default {BENCH_DB})")
+    parser.add_argument("--redis-db", type=int, default=BENCH_REDIS_DB,
+                        help=f"the bench's own Redis database, flushed (default {BENCH_REDIS_DB})")
+    parser.add_argument("--drop-db", action="store_true", help="drop the bench database at the end")
+    args = parser.parse_args()
+    if args.count < BATCH:
+        parser.error(f"--count must be at least {BATCH}")
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+
+    machine = machine_context()
+    try:
+        env = bench_env(args.db_name, args.redis_db)
+        log(f"ingest bench: database {env['DATABASE_URL']}, Redis {env['REDIS_URL']}")
+        t0 = time.perf_counter()
+        manage(env, "ensuredb")
+        manage(env, "migrate", "--noinput", "-v", "0", timeout=300)
+        log(f"  database ready in {time.perf_counter() - t0:.1f} s")
+    except (BenchError, OSError, subprocess.TimeoutExpired) as exc:
+        log(f"ingest bench: {exc}")
+        return 1
+
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    import redis as redis_lib
+    from django.db import connection as dj
+
+    from probes.models import Region
+
+    redis_client = redis_lib.Redis.from_url(env["REDIS_URL"])
+    conn = None
+    runs: list[dict] = []
+    prof = None
+    try:
+        conn = pg_connect()
+        redis_client.flushdb()
+        pairs, region_ids = seed_rows()
+        slugs = dict(Region.objects.values_list("id", "slug"))
+        dj.close()
+        for i in range(args.repeats):
+            log(f"run {i + 1}/{args.repeats}:")
+            t = time.perf_counter()
+            payloads = make_payloads(args.count, pairs, region_ids, args.seed + i, slugs)
+            dj.close()
+            log(f"  built {len(payloads):,} payloads in {time.perf_counter() - t:.1f} s "
+                f"({sum(p['result']['outcome'] != 'ok' for p in payloads):,} failures)")
+            ingest = run_ingest(env, conn, redis_client, payloads, args.timeout)
+            log(f"  ingest: steady {fmt(ingest['steady_per_s'])}, wall {fmt(ingest['wall_per_s'])}")
+            checked = verify(conn, payloads, args.seed + i)
+            t = time.perf_counter()
+            data, n = build_csv(payloads)
+            log(f"  verified ({'ok' if checked['ok'] else 'FAILED'}); CSV of {n:,} rows, {len(data) / 1e6:.1f} MB "
+                f"built in {time.perf_counter() - t:.1f} s")
+            copied = run_copy(conn, data, n)
+            log(f"  COPY: scratch {fmt(copied['scratch_per_s'])}, real table {fmt(copied['real_per_s'])}")
+            runs.append({"ingest": ingest, "copy": copied, "verify": checked})
+            if args.profile and i == args.repeats - 1:
+                prof = profile_store(conn, payloads)
+                log(f"  store() in-process: {fmt(prof['per_s'])}")
+    except BenchError as exc:
+        log(f"ingest bench: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        log("ingest bench: interrupted")
+        return 130
+    finally:
+        # Leave nothing behind: no measurements, no scratch table, an empty Redis database.
+        try:
+            if conn is not None:
+                conn.execute(f"DROP TABLE IF EXISTS {SCRATCH_TABLE}")
+                truncate_measurements(conn)
+                conn.close()
+            dj.close()
+            redis_client.flushdb()
+            redis_client.close()
+            if args.drop_db:
+                drop_database(args.db_name)
+        except Exception as exc:  # noqa: BLE001 - report and keep the results
+            log(f"ingest bench: clean-up failed: {exc}")
+
+    machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    summary = summarize(runs)
+    if args.json:
+        print(json.dumps({"count": args.count, "repeats": args.repeats, "machine": machine,
+                          "database": env["DATABASE_URL"], "redis": env["REDIS_URL"], "runs": runs,
+                          "profile": prof, **summary}, indent=2, default=str))
+    else:
+        report(args, machine, env, runs, summary, prof)
+    return 0 if summary["verified"] else 1
+
+
+def drop_database(name: str) -> None:
+    import psycopg
+    from django.conf import settings
+    from psycopg import sql
+
+    db = settings.DATABASES["default"]
+    params = {"dbname": "postgres", "user": db["USER"] or None, "password": db["PASSWORD"] or None,
+              "host": db["HOST"] or None, "port": db["PORT"] or None}
+    with psycopg.connect(**{k: v for k, v in params.items() if v is not None}, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    log(f"ingest bench: dropped database {name!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""A socket stream for httpcore that stamps every read with the kernel's
+receive time.
+
+Python timestamps taken after `recv` returns include the event loop's lag:
+with hundreds of probes streaming in one process, a token can sit in the
+socket buffer for milliseconds before the loop gets to it. SO_TIMESTAMPNS
+makes the kernel report when the data arrived, so a busy loop delays our
+reading, not our measurement. The kernel stamp is on CLOCK_REALTIME; it is
+turned into our monotonic clock by taking the lag (realtime now minus
+kernel stamp) off the monotonic now, so clock steps between calls cannot
+skew it. Where the option is missing, reads are stamped on return.
+
+TLS runs on ssl.SSLObject over memory buffers, so decrypted data carries the
+stamp of the raw read that completed its record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+import struct
+import time
+import typing
+
+import httpcore
+from httpcore._utils import is_socket_readable
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+_CMSG_SPACE = socket.CMSG_SPACE(16)
+READ_SIZE = 65536
+MAX_LAG_NS = 10_000_000_000  # a stamp claiming more lag than this is not trusted
+
+
+def enable_kernel_timestamps(sock: socket.socket) -> bool:
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    except OSError:
+        return False
+    return True
+
+
+class SocketStream(httpcore.AsyncNetworkStream):
+    """Plain TCP; `last_stamp_ns` is the monotonic arrival time of the data
+    most recently returned by `read`."""
+
+    def __init__(self, sock: socket.socket, kernel_stamps: bool) -> None:
+        self._sock = sock
+        self._loop = asyncio.get_running_loop()
+        self._kernel = kernel_stamps
+        self.last_stamp_ns = 0
+
+    async def _wait_readable(self) -> None:
+        fut = self._loop.create_future()
+        fd = self._sock.fileno()
+        self._loop.add_reader(fd, lambda: fut.done() or fut.set_result(None))
+        try:
+            await fut
+        finally:
+            self._loop.remove_reader(fd)
+
+    async def recv(self, max_bytes: int) -> bytes:
+        while True:
+            try:
+                if self._kernel:
+                    data, ancillary, _, _ = self._sock.recvmsg(max_bytes, _CMSG_SPACE)
+                else:
+                    data, ancillary = self._sock.recv(max_bytes), ()
+            except (BlockingIOError, InterruptedError):
+                await self._wait_readable()
+                continue
+            except OSError as exc:
+                raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
+            mono = time.perf_counter_ns()
+            stamp = mono
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+                    sec, nsec = struct.unpack("qq", payload[:16])
+                    lag = time.time_ns() - (sec * 1_000_000_000 + nsec)
+                    if 0 <= lag < MAX_LAG_NS:
+                        stamp = mono - lag
+            self.last_stamp_ns = stamp
+            return data
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self.recv(max_bytes)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        try:
+            await self._loop.sock_sendall(self._sock, buffer)
+        except OSError as exc:
+            raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
+
+    async def aclose(self) -> None:
+        self._sock.close()
+
+    async def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        tls = TLSStream(self, ssl_context, server_hostname)
+        try:
+            await tls.handshake()
+        except ssl.SSLError as exc:
+            self._sock.close()
+            raise httpcore.ConnectError(str(exc)) from exc
+        except BaseException:
+            self._sock.close()
+            raise
+        return tls
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        if info == "socket":
+            return self._sock
+        if info == "client_addr":
+            return self._sock.getsockname()
+        if info == "server_addr":
+            return self._sock.getpeername()
+        if info == "is_readable":
+            return is_socket_readable(self._sock)
+        return None
+
+
+class TLSStream(httpcore.AsyncNetworkStream):
+    def __init__(self, raw: SocketStream, ctx: ssl.SSLContext, hostname: str | None) -> None:
+        self._raw = raw
+        self._in = ssl.MemoryBIO()
+        self._out = ssl.MemoryBIO()
+        self._obj = ctx.wrap_bio(self._in, self._out, server_side=False, server_hostname=hostname)
+        self.last_stamp_ns = 0
+
+    async def _flush(self) -> None:
+        pending = self._out.read()
+        if pending:
+            await self._raw.write(pending)
+
+    async def _fill(self) -> bool:
+        data = await self._raw.recv(READ_SIZE)
+        if not data:
+            self._in.write_eof()
+            return False
+        self._in.write(data)
+        self.last_stamp_ns = self._raw.last_stamp_ns
+        return True
+
+    async def handshake(self) -> None:
+        while True:
+            try:
+                self._obj.do_handshake()
+                await self._flush()
+                return
+            except ssl.SSLWantReadError:
+                await self._flush()
+                if not await self._fill():
+                    raise ssl.SSLEOFError("connection closed during the TLS handshake") from None
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        while True:
+            try:
+                return self._obj.read(max_bytes)
+            except ssl.SSLWantReadError:
+                await self._flush()
+                try:
+                    got = await self._fill()
+                except httpcore.ReadError:
+                    raise
+                if not got:
+                    try:
+                        return self._obj.read(max_bytes)
+                    except (ssl.SSLWantReadError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
+                        return b""
+            except ssl.SSLZeroReturnError:
+                return b""
+            except ssl.SSLError as exc:
+                raise httpcore.ReadError(str(exc)) from exc
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        try:
+            self._obj.write(buffer)
+        except ssl.SSLError as exc:
+            raise httpcore.WriteError(str(exc)) from exc
+        await self._flush()
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
+
+    async def start_tls(self, *args, **kwargs):  # pragma: no cover - TLS in TLS is not probed
+        raise httpcore.ConnectError("TLS inside TLS is not supported")
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        if info == "ssl_object":
+            return self._obj
+        return self._raw.get_extra_info(info)
