@@ -26,7 +26,6 @@ Exit status: 0 when the benchmark ran (goals met or not: see PASS/MISS), 1 when 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -50,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 
+from probes import runtime  # noqa: E402
 from probes.engine import Engine, ProbeSpec  # noqa: E402
 from probes.engine.styles import STYLES  # noqa: E402
 
@@ -423,15 +423,6 @@ async def main_async(args: argparse.Namespace, curl: str) -> dict:
         await engine.aclose()
 
 
-def run_loop(coro):
-    """uvloop, as the region workers and the probe command use."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(coro)
-    return uvloop.run(coro)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=40, help="measured cold calls per client and mode (default 40)")
@@ -454,7 +445,7 @@ def main() -> int:
         log(f"probe_accuracy: {exc}")
         return 1
     try:
-        results = run_loop(main_async(args, args.curl))
+        results = runtime.run(main_async(args, args.curl))
     except BenchError as exc:
         log(f"probe_accuracy: {exc}")
         return 1

@@ -46,6 +46,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 import httpx  # noqa: E402
 
 from probe_accuracy import BenchError, MockServer, log, machine_context, percentile  # noqa: E402
+from probes import runtime  # noqa: E402
 from probes.engine import Engine, ProbeSpec  # noqa: E402
 
 KNOBS = {"ttft_ms": 500, "tokens": 30, "gap_ms": 20}
@@ -284,15 +285,6 @@ async def main_async(args: argparse.Namespace, levels: list[int], nofile: tuple[
                 r["meets_goal"] for r in results if r["level"] <= max(meeting))}
 
 
-def run_loop(coro):
-    """uvloop, as the region workers and the probe command use."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(coro)
-    return uvloop.run(coro)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--levels", default=DEFAULT_LEVELS, help=f"concurrency levels (default {DEFAULT_LEVELS})")
@@ -312,7 +304,7 @@ def main() -> int:
         parser.error("levels, --servers and --repeats must be positive")
     nofile = raise_nofile()
     try:
-        summary = run_loop(main_async(args, levels, nofile))
+        summary = runtime.run(main_async(args, levels, nofile))
     except BenchError as exc:
         log(f"probe_capacity: {exc}")
         return 1

@@ -8,12 +8,14 @@ batch.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
 from datetime import UTC, datetime
 from functools import partial
 
+import psycopg
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection, transaction
 
 from probes import live
@@ -168,23 +170,22 @@ def store(payloads: list[dict]) -> list[dict]:
         unique.setdefault((row["probe_id"], row["region_id"], row["scheduled_for"]), row)
     kept = list(unique.values())
 
-    table = Measurement._meta.db_table
-    cols = ", ".join(COLUMNS)
-    placeholders = "(" + ", ".join(["%s"] * len(COLUMNS)) + ")"
-    sql = (
-        f"INSERT INTO {table} ({cols}) VALUES "
-        + ", ".join([placeholders] * len(kept))
-        + " ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING RETURNING id, probe_id, region_id, scheduled_for"
-    )
-    params = [row[c] for row in kept for c in COLUMNS]
     # Every hour written to is locked (shared) and loses its "rolled up" mark,
     # the current one included: a batch whose clock read 11:59:59 may commit
     # after a rebuild of hour 11 began.
     written_hours = {r["started_at"].astimezone(UTC).replace(minute=0, second=0, microsecond=0) for r in kept}
     with transaction.atomic():
         lock_hours(written_hours, shared=True)
-        with connection.cursor() as cur:
-            cur.execute(sql, params)
+        # COPY into a per-connection staging table, then one INSERT ... SELECT
+        # with ON CONFLICT: COPY formats rows in C, where binding thousands of
+        # parameters (or arrays of them) costs more than the insert itself.
+        connection.ensure_connection()
+        with psycopg.Cursor(connection.connection) as cur:
+            cur.execute(_STAGE_SQL)
+            with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+                for row in kept:
+                    copy.write_row([row[c] for c in COLUMNS])
+            cur.execute(_insert_sql())
             inserted = cur.fetchall()
         by_key = {(r["probe_id"], r["region_id"], r["scheduled_for"]): r for r in kept}
         items = []
@@ -198,6 +199,26 @@ def store(payloads: list[dict]) -> list[dict]:
         _mark_hours_stale(hours)
         transaction.on_commit(partial(live.broadcast, items))
     return items
+
+
+_STAGE = "ingest_stage"
+# Temporary, so private to the connection; emptied at every commit.
+_STAGE_SQL = (
+    f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} ON COMMIT DELETE ROWS "
+    f"AS SELECT {', '.join(COLUMNS)} FROM probes_measurement WITH NO DATA"
+)
+
+
+@functools.cache
+def _insert_sql() -> str:
+    from probes.models import Measurement
+
+    cols = ", ".join(COLUMNS)
+    return (
+        f"INSERT INTO {Measurement._meta.db_table} ({cols}) SELECT {cols} FROM {_STAGE} "
+        "ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING "
+        "RETURNING id, probe_id, region_id, scheduled_for"
+    )
 
 
 def _live_item(mid: int, row: dict) -> dict:

@@ -7,10 +7,11 @@ nowhere else.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from collections import defaultdict
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 log = logging.getLogger(__name__)
@@ -32,9 +33,34 @@ def broadcast(items: list[dict]) -> None:
     if layer is None:
         return
     try:
-        async_to_sync(_send)(layer, items)
+        asyncio.run_coroutine_threadsafe(_send(layer, items), _loop()).result(timeout=10)
     except Exception:  # noqa: BLE001 - the rows are stored; a live view lagging must not fail ingest
         log.warning("broadcast of %d measurements failed", len(items), exc_info=True)
+
+
+_lock = threading.Lock()
+_event_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    """One long-lived loop per process for broadcasts. async_to_sync from a
+    worker thread would build a thread, a loop and a Redis connection per
+    batch; this keeps one connection pool warm."""
+    global _event_loop
+    with _lock:
+        if _event_loop is None or not _event_loop.is_running():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def run() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            threading.Thread(target=run, name="broadcast-loop", daemon=True).start()
+            ready.wait()
+            _event_loop = loop
+        return _event_loop
 
 
 async def _send(layer, items: list[dict]) -> None:

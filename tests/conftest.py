@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from probes.mockllm import MockLLMServer, running_server
+
+if TYPE_CHECKING:
+    from tests.support import Proc
 
 
 @pytest.fixture(scope="session")

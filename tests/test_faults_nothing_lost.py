@@ -5,7 +5,6 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
 
 from probes.models import Measurement
 from probes.scheduling import Slot, publish, region_queue

@@ -14,7 +14,6 @@ from kombu import Connection
 from probes.models import Probe, Region
 from probes.scheduling import (
     RUN_TASK,
-    Slot,
     current_slot,
     dispatch_due,
     due_slots,
@@ -193,7 +192,9 @@ def test_dispatch_due_queues_each_due_slot_on_its_regions_queue_once(pipeline, m
     lagos, london = make_region(), make_region()
     probe = make_probe(regions=[lagos, london], interval_seconds=60)
     make_probe(regions=[lagos], enabled=False)
-    now = datetime.now(UTC)
+    # Five seconds into the current slot, so one second later is the same slot.
+    offset = slot_offset(probe.id, 60)
+    now = datetime.fromtimestamp(current_slot(datetime.now(UTC).timestamp(), 60, offset) + 5, tz=UTC)
     assert dispatch_due(pipeline.app, pipeline.redis, now) == 2
     assert dispatch_due(pipeline.app, pipeline.redis, now + timedelta(seconds=1)) == 0
     for region in (lagos, london):

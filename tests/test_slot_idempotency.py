@@ -16,7 +16,7 @@ def _slot(probe, region, when):
 
 
 def test_two_schedulers_publish_a_slot_once(pipeline, llm_probe):
-    probe = llm_probe(slug="test-dubai", interval=60)
+    llm_probe(slug="test-dubai", interval=60)
     now = datetime.now(UTC)
     first = dispatch_due(pipeline.app, pipeline.redis, now)
     second = dispatch_due(pipeline.app, pipeline.redis, now)  # another scheduler, or a restarted one

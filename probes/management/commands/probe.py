@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import ssl
@@ -40,10 +39,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         spec = self._spec(opts)
-        from probes.runtime import new_loop
+        from probes.runtime import run
 
-        with asyncio.Runner(loop_factory=new_loop) as runner:
-            result = runner.run(self._run(spec, warm=opts["warm"]))
+        result = run(self._run(spec, warm=opts["warm"]))
         if opts["json"]:
             self.stdout.write(json.dumps(result.to_dict(), sort_keys=False))
         else:
