@@ -64,6 +64,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "latency.context.dashboard",
             ],
         },
     },
@@ -136,7 +137,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "admin:login"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "overview"
+
+# Dashboard access. Public mode lets anyone read the dashboard (pages, JSON and
+# the live websocket) without signing in; nothing on it writes, and the admin
+# keeps its own login either way.
+LATENCY_PUBLIC_DASHBOARD = env_bool("LATENCY_PUBLIC_DASHBOARD", False)
+# True when every "region" runs on one machine with emulated network delay:
+# every page then says so, so demo numbers are never mistaken for real ones.
+LATENCY_EMULATED_GEOGRAPHY = env_bool("LATENCY_EMULATED_GEOGRAPHY", False)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -1,8 +1,24 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import RedirectView
+
+from latency import api, views
 
 urlpatterns = [
+    path("", views.overview, name="overview"),
+    path("regions/<slug:slug>/", views.region_detail, name="region"),
+    path("targets/<int:target_id>/", views.target_detail, name="target"),
+    path("api/meta", api.meta, name="api-meta"),
+    path("api/overview", api.overview, name="api-overview"),
+    path("api/histograms", api.histograms, name="api-histograms"),
+    path("api/timeseries", api.timeseries, name="api-timeseries"),
+    path("api/phases", api.phases, name="api-phases"),
+    path("api/table", api.table, name="api-table"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="overview"), name="logout"),
     path("admin/", admin.site.urls),
-    path("", RedirectView.as_view(url="/admin/", permanent=False), name="home"),
 ]

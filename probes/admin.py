@@ -7,7 +7,7 @@ from django.db.models import Count
 from django.utils.translation import ngettext
 
 from probes.forms import ProbeAdminForm
-from probes.models import HourlyRollup, Measurement, Probe, Region, RollupHour, Target
+from probes.models import DailyRollup, HourlyRollup, Measurement, Probe, Region, RollupHour, Target
 
 
 @admin.register(Region)
@@ -205,6 +205,15 @@ class HourlyRollupAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
+
+
+@admin.register(DailyRollup)
+class DailyRollupAdmin(HourlyRollupAdmin):
+    """Whole days merged from hourly rollups, for long dashboard windows."""
+
+    list_display = ("day", "probe", "region", "samples", "errors", "ttft_p50", "ttft_p95", "tokens_per_s")
+    date_hierarchy = "day"
+    ordering = ("-day",)
 
 @admin.register(RollupHour)
 class RollupHourAdmin(admin.ModelAdmin):

@@ -511,6 +511,8 @@ class HourlyRollup(models.Model):
     tokens_per_s_sum = models.FloatField(default=0.0)
     tokens_per_s_count = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    # Added after the others; hours rolled up before it existed hold {} until rebuilt.
+    dns_hist = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -526,6 +528,57 @@ class HourlyRollup(models.Model):
     def __str__(self) -> str:
         when = self.hour.strftime("%Y-%m-%d %H:00") if self.hour else "?"
         return f"rollup {when} UTC ({self.samples} samples)"
+
+    @property
+    def tokens_per_s_mean(self) -> float | None:
+        if not self.tokens_per_s_count:
+            return None
+        return self.tokens_per_s_sum / self.tokens_per_s_count
+
+
+class DailyRollup(models.Model):
+    """The merge of one UTC day's HourlyRollup rows of a probe and region.
+
+    Derived from the hourly rows (never from raw ones) in the same
+    transaction that rebuilds any hour of the day, so it always equals their
+    sum. Readers use it only for days whose 24 hours all carry a RollupHour
+    mark; otherwise some hour may be short and is read hour by hour instead.
+    """
+
+    probe = models.ForeignKey(Probe, on_delete=models.PROTECT, related_name="daily_rollups", db_index=False)
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="daily_rollups", db_index=False)
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="daily_rollups")
+    day = models.DateTimeField(help_text="Start of the UTC day (midnight).")
+    samples = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
+    outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
+    ttft_hist = models.JSONField(default=dict, blank=True)
+    ttfat_hist = models.JSONField(default=dict, blank=True)
+    ttfb_hist = models.JSONField(default=dict, blank=True)
+    connect_hist = models.JSONField(default=dict, blank=True)
+    tls_hist = models.JSONField(default=dict, blank=True)
+    total_hist = models.JSONField(default=dict, blank=True)
+    dns_hist = models.JSONField(default=dict, blank=True)
+    tokens_per_s_sum = models.FloatField(default=0.0)
+    tokens_per_s_count = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["probe", "region", "day"], name="daily_rollup_one_per_day"),
+        ]
+        indexes = [
+            # read_window over a long window (the dashboard's 7 d and 30 d
+            # views): WHERE target_id IN (...) [AND region_id IN (...)] AND
+            # day IN (complete days).
+            models.Index(fields=["target", "region", "day"], name="daily_target_region_day"),
+            # Rebuilding one day (rebuild_hour) and pruning old days.
+            models.Index(fields=["day"], name="daily_rollup_day"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.day.strftime("%Y-%m-%d") if self.day else "?"
+        return f"daily rollup {when} UTC ({self.samples} samples)"
 
     @property
     def tokens_per_s_mean(self) -> float | None:

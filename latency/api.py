@@ -1,0 +1,173 @@
+"""JSON for the dashboard's charts: same query parameters as the pages.
+
+Every chart endpoint answers {"figure": <Plotly figure dict or null>,
+"rows": [...]} so the page draws the figure and can show the numbers behind
+it; a bad parameter is a 400 naming it, never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from decimal import Decimal
+from functools import wraps
+
+from django.http import HttpRequest, JsonResponse
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+
+from latency import charts, stats
+from latency.views import METRICS, PERCENTILES, WINDOWS, can_read, empty_window_message, filter_params
+from probes.models import Region, Target
+
+
+def json_safe(value):
+    """Plain JSON types only. NaN and infinities become null: Python's json
+    writes them as bare NaN, which the browser's JSON.parse rejects."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return json_safe(float(value))
+    if hasattr(value, "tolist"):  # numpy arrays and scalars inside a figure
+        return json_safe(value.tolist())
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def respond(payload: dict, status: int = 200) -> JsonResponse:
+    response = JsonResponse(json_safe(payload), status=status, json_dumps_params={"allow_nan": False})
+    # Live numbers: a cached answer would be a wrong one.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def readable(view):
+    """Login rules as for pages, answered in JSON: a script cannot follow a
+    redirect to a login form."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        if not can_read(request):
+            return respond({"error": "login required"}, status=403)
+        return view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def chart_endpoint(build):
+    """Parse the filters once, answer 400 on a bad one, else build(filters)."""
+
+    @readable
+    @wraps(build)
+    def view(request: HttpRequest):
+        params = filter_params(request.GET)
+        try:
+            f = stats.parse_filters(params, timezone.now())
+        except stats.BadParameter as exc:
+            return respond({"error": str(exc), "param": exc.param}, status=400)
+        return respond(build(f))
+
+    return view
+
+
+def _map_target(f: stats.Filters) -> dict | None:
+    """The one selected target's location for the map, when it has one."""
+    if len(f.target_ids or ()) != 1:
+        return None
+    target = Target.objects.filter(id=f.target_ids[0]).first()
+    if target is None:
+        return None
+    return {
+        "id": target.id,
+        "name": target.name,
+        "location_name": target.location_name,
+        "lat": target.latitude,
+        "lon": target.longitude,
+    }
+
+
+@chart_endpoint
+def overview(f: stats.Filters) -> dict:
+    rows = stats.region_summary(f)
+    samples = sum(row["samples"] for row in rows)
+    figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label)
+    return {
+        "figure": charts.figure_json(figure),
+        "rows": rows,
+        "samples": samples,
+        "empty": "" if samples else empty_window_message(f),
+    }
+
+
+@chart_endpoint
+def histograms(f: stats.Filters) -> dict:
+    hists = stats.histograms(f)
+    rows = [
+        {"region": slug, "samples": h.count, "p50": h.percentile(0.5), "p95": h.percentile(0.95)}
+        for slug, h in hists.items()
+    ]
+    return {"figure": charts.figure_json(charts.histogram_figure(hists, f.metric)), "rows": rows}
+
+
+@chart_endpoint
+def timeseries(f: stats.Filters) -> dict:
+    rows = stats.timeseries(f)
+    return {"figure": charts.figure_json(charts.timeseries_figure(rows, f.metric)), "rows": rows}
+
+
+@chart_endpoint
+def phases(f: stats.Filters) -> dict:
+    rows = stats.phases(f)
+    return {"figure": charts.figure_json(charts.phases_figure(rows)), "rows": rows}
+
+
+@chart_endpoint
+def table(f: stats.Filters) -> dict:
+    # A table has no figure; the key stays so every chart endpoint has one shape.
+    return {"figure": None, "rows": stats.table(f)}
+
+
+@readable
+def meta(request: HttpRequest):
+    targets = [
+        {
+            "id": t.id,
+            "name": t.name,
+            "model": t.model,
+            "api_style": t.api_style,
+            "location_name": t.location_name,
+            "lat": t.latitude,
+            "lon": t.longitude,
+        }
+        for t in Target.objects.order_by("name")
+    ]
+    regions = [
+        {
+            "slug": r.slug,
+            "name": r.name,
+            "city": r.city,
+            "country": r.country,
+            "lat": r.latitude,
+            "lon": r.longitude,
+            "active": r.active,
+        }
+        for r in Region.objects.order_by("name")
+    ]
+    return respond(
+        {
+            "targets": targets,
+            "regions": regions,
+            "windows": [value for value, _ in WINDOWS],
+            "percentiles": PERCENTILES,
+            "metrics": [{"value": value, "label": label} for value, label in METRICS],
+        }
+    )

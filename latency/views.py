@@ -1,0 +1,206 @@
+"""Dashboard pages: plain functions, each building an explicit context.
+
+The numbers come from latency.stats; pages render what a reader needs
+without JavaScript (empty states, rankings, recent rows) and leave the charts
+to static/js/dashboard.js, which reads the same query parameters from
+/api/*.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.templatetags.static import static
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+
+from latency import stats
+from probes.models import Probe, Region, Target
+
+# Display names; the valid values themselves are latency.stats' to decide.
+WINDOW_LABELS = {"15m": "15 min", "1h": "1 h", "24h": "24 h", "7d": "7 days", "30d": "30 days", "custom": "custom"}
+WINDOWS = [(value, WINDOW_LABELS.get(value, value)) for value in stats.WINDOW_CHOICES]
+PERCENTILES = list(stats.PERCENTILES)
+METRIC_LABELS = {
+    "ttft": "Time to first token",
+    "ttfat": "Time to first answer token",
+    "ttfb": "Time to first byte",
+    "connect": "TCP connect",
+    "tls": "TLS handshake",
+    "total": "Total time",
+    "tokens_per_s": "Tokens per second",
+}
+METRICS = [(value, METRIC_LABELS.get(value, value)) for value in stats.METRIC_CHOICES]
+RECENT_LIMIT = 50
+
+
+def can_read(request: HttpRequest) -> bool:
+    # Read per request, not at import: the setting is a deployment switch and
+    # tests flip it with override_settings.
+    return settings.LATENCY_PUBLIC_DASHBOARD or request.user.is_authenticated
+
+
+def dashboard_page(view):
+    """Pages: sign in first unless the dashboard is public."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not can_read(request):
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def filter_params(query: QueryDict) -> QueryDict:
+    """The query without blank values: a GET form sends `since=` for an
+    unused input, and blank should mean "not given", not "bad value"."""
+    clean = QueryDict(mutable=True)
+    for name, values in query.lists():
+        kept = [v for v in values if v.strip()]
+        if kept:
+            clean.setlist(name, kept)
+    return clean
+
+
+def window_phrase(f: stats.Filters) -> str:
+    if f.window == "custom":
+        return f"between {f.since:%Y-%m-%d %H:%M} and {f.until:%Y-%m-%d %H:%M} UTC"
+    return f"in the last {WINDOW_LABELS.get(f.window, f.window)}"
+
+
+def empty_window_message(f: stats.Filters) -> str:
+    """What to say, and what to do, when the selection has no measurements."""
+    if f.target_ids:
+        names = list(Target.objects.filter(id__in=f.target_ids).order_by("name").values_list("name", flat=True))
+        subject = ", ".join(names)
+    else:
+        subject = "any target"
+    if f.region_ids:
+        places = Region.objects.filter(id__in=f.region_ids).order_by("name").values_list("name", flat=True)
+        subject += " from " + ", ".join(places)
+    return (
+        f"No measurements {window_phrase(f)} for {subject} — widen the window or check that region "
+        "workers are running."
+    )
+
+
+def _selected(params: QueryDict, f: stats.Filters | None) -> dict:
+    """The form's values: parsed when valid, else as typed, so a mistake can be corrected in place."""
+    targets = [int(t) for t in params.getlist("target") if t.isdigit()]
+    return {
+        "targets": list(f.target_ids) if f is not None and f.target_ids else targets,
+        "regions": params.getlist("region"),
+        "window": f.window if f is not None else params.get("window", stats.DEFAULT_WINDOW),
+        "since": params.get("since", ""),
+        "until": params.get("until", ""),
+        "percentile": f.percentile_label if f is not None else params.get("percentile", stats.DEFAULT_PERCENTILE),
+        "metric": f.metric if f is not None else params.get("metric", stats.DEFAULT_METRIC),
+    }
+
+
+def _dashboard_config(f: stats.Filters | None) -> dict:
+    """Everything dashboard.js needs from the server, as one JSON blob."""
+    return {
+        "api": {
+            "overview": reverse("api-overview"),
+            "histograms": reverse("api-histograms"),
+            "timeseries": reverse("api-timeseries"),
+            "phases": reverse("api-phases"),
+            "table": reverse("api-table"),
+            "meta": reverse("api-meta"),
+        },
+        "ws_path": "/ws/measurements/",
+        # Plotly fetches <topojsonURL>world_110m.json: ours, never its CDN.
+        "topojson_url": static("vendor/topojson/"),
+        "region_url": reverse("region", args=["__slug__"]),
+        "target_url": reverse("target", args=[0]),
+        # The live feed carries region ids; the filter names slugs.
+        "region_ids": list(f.region_ids) if f is not None and f.region_ids else [],
+    }
+
+
+@dashboard_page
+def overview(request: HttpRequest) -> HttpResponse:
+    params = filter_params(request.GET)
+    no_probes = not Probe.objects.exists()
+    f = None
+    error = None
+    empty_message = ""
+    try:
+        f = stats.parse_filters(params, timezone.now())
+    except stats.BadParameter as exc:
+        error = {"message": str(exc), "param": exc.param}
+    if f is not None and not no_probes:
+        if not any(row["samples"] for row in stats.region_summary(f)):
+            empty_message = empty_window_message(f)
+    without_regions = params.copy()
+    without_regions.pop("region", None)
+    context = {
+        "no_probes": no_probes,
+        "error": error,
+        "empty_message": empty_message,
+        "targets": list(Target.objects.order_by("name")),
+        "regions": list(Region.objects.filter(active=True).order_by("name")),
+        "windows": WINDOWS,
+        "percentiles": PERCENTILES,
+        "metrics": METRICS,
+        "selected": _selected(params, f),
+        "without_regions": without_regions.urlencode(),
+        "dashboard_config": _dashboard_config(f),
+    }
+    return render(request, "dashboard/overview.html", context, status=400 if error else 200)
+
+
+@dashboard_page
+def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    region = get_object_or_404(Region, slug=slug)
+    params = filter_params(request.GET)
+    params.pop("region", None)  # the page's own region decides
+    params.pop("target", None)  # every target is ranked
+    f = None
+    error = None
+    ranking = []
+    try:
+        f = stats.parse_filters(params, timezone.now())
+    except stats.BadParameter as exc:
+        error = {"message": str(exc), "param": exc.param}
+    if f is not None:
+        ranking = [
+            {**row, "error_percent": None if row["error_rate"] is None else row["error_rate"] * 100}
+            for row in stats.region_ranking(region.slug, f)
+        ]
+    selected = _selected(params, f)
+    context = {
+        "region": region,
+        "ranking": ranking,
+        "error": error,
+        "windows": WINDOWS,
+        "percentiles": PERCENTILES,
+        "metrics": METRICS,
+        "selected": selected,
+        "metric_label": METRIC_LABELS.get(selected["metric"], selected["metric"]),
+        "unit": "tok/s" if selected["metric"] == "tokens_per_s" else "ms",
+        "window_phrase": window_phrase(f) if f is not None else "",
+        "has_data": any(row.get("samples") for row in ranking),
+        "no_probes": not Probe.objects.filter(regions=region).exists(),
+    }
+    return render(request, "dashboard/region.html", context, status=400 if error else 200)
+
+
+@dashboard_page
+def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
+    target = get_object_or_404(Target, pk=target_id)
+    context = {
+        "target": target,
+        "probes": list(target.probes.order_by("name").prefetch_related("regions")),
+        "measurements": stats.recent_measurements(target.id, RECENT_LIMIT),
+        "failures": stats.recent_failures(target.id, RECENT_LIMIT),
+        "limit": RECENT_LIMIT,
+    }
+    return render(request, "dashboard/target.html", context)

@@ -1,0 +1,328 @@
+// Latency Atlas overview: the filters live in the URL (a view is shareable),
+// charts come from /api/*, and a websocket says when new measurements landed.
+// No framework and no request to any other host: Plotly and its world map are
+// served from our own static files.
+(function () {
+  "use strict";
+
+  const configEl = document.getElementById("dashboard-config");
+  const form = document.getElementById("filters");
+  if (!configEl || !form) return;
+  const cfg = JSON.parse(configEl.textContent);
+  const $ = (id) => document.getElementById(id);
+
+  // topojsonURL keeps Plotly's geo plots off its CDN.
+  const PLOT_CONFIG = { topojsonURL: cfg.topojson_url, displaylogo: false, responsive: true };
+  const REFRESH_DELAY_MS = 300;
+  const RETRY_FIRST_MS = 1000;
+  const RETRY_MAX_MS = 15000;
+  const CHARTS = ["overview", "histograms", "timeseries", "phases", "table"];
+
+  // ---- filters ------------------------------------------------------------
+
+  function isCustom() {
+    return form.elements.window.value === "custom";
+  }
+
+  function params() {
+    // FormData skips disabled inputs, so since/until only travel with a custom window.
+    const p = new URLSearchParams();
+    for (const [name, value] of new FormData(form)) {
+      if (value !== "") p.append(name, value);
+    }
+    return p;
+  }
+
+  function selectedTargets() {
+    return params().getAll("target").filter((v) => v !== "all");
+  }
+
+  function syncCustomRange() {
+    const custom = isCustom();
+    form.querySelector(".custom-range").hidden = !custom;
+    for (const name of ["since", "until"]) form.elements[name].disabled = !custom;
+  }
+
+  function apply() {
+    syncCustomRange();
+    // A custom window means nothing until it has a start.
+    if (isCustom() && !form.elements.since.value) return;
+    history.replaceState(null, "", "?" + params().toString());
+    refresh();
+    const wanted = wsURL();
+    if (!socket || socket.url !== wanted) reconnect();
+  }
+
+  form.addEventListener("change", apply);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    apply();
+  });
+
+  // ---- fetching and drawing ------------------------------------------------
+
+  const latest = {}; // endpoint -> sequence number of the newest request
+  let signedOut = false;
+
+  function showError(text) {
+    const el = $("form-error");
+    el.textContent = text || "";
+    el.hidden = !text;
+  }
+
+  async function load(name) {
+    const seq = (latest[name] = (latest[name] || 0) + 1);
+    let response;
+    try {
+      response = await fetch(cfg.api[name] + "?" + params().toString(), {
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
+    } catch (err) {
+      return null; // offline for a moment: the next live message retries
+    }
+    if (seq !== latest[name]) return null; // a newer request overtook this one
+    if (response.status === 403 || response.status === 401) {
+      stopLive("Signed out: reload the page to sign in again.");
+      return null;
+    }
+    const body = await response.json().catch(() => null);
+    if (seq !== latest[name] || body === null) return null;
+    if (response.status === 400) {
+      showError(body.error + " (parameter " + body.param + ")");
+      return null;
+    }
+    return response.ok ? body : null;
+  }
+
+  function plot(id, figure) {
+    const el = $(id);
+    if (!el || !figure) return;
+    if (!window.Plotly) {
+      el.textContent = "Charts need static/vendor/plotly/plotly.min.js (run collectstatic).";
+      return;
+    }
+    // A failed draw (the map's topojson fetch cut off by a server restart)
+    // must not become an uncaught error: the next refresh draws again.
+    Plotly.react(el, figure.data || [], figure.layout || {}, PLOT_CONFIG).catch((err) => console.warn(id, err));
+  }
+
+  const draw = {
+    overview(body) {
+      plot("map", body.figure);
+      const empty = $("empty-window");
+      empty.textContent = body.empty || "";
+      empty.hidden = !body.empty;
+    },
+    histograms: (body) => plot("histograms", body.figure),
+    timeseries: (body) => plot("timeseries", body.figure),
+    phases: (body) => plot("phases", body.figure),
+    table(body) {
+      tableRows = body.rows || [];
+      renderTable();
+    },
+  };
+
+  let refreshing = false;
+  let refreshAgain = false;
+
+  async function refresh() {
+    // One refresh at a time; a request for another while one runs is kept,
+    // not dropped, so the last message is always reflected.
+    if (refreshing) {
+      refreshAgain = true;
+      return;
+    }
+    refreshing = true;
+    showError("");
+    await Promise.all(
+      CHARTS.map(async (name) => {
+        const body = await load(name);
+        if (body) draw[name](body);
+      })
+    );
+    refreshing = false;
+    if (refreshAgain) {
+      refreshAgain = false;
+      refresh();
+    }
+  }
+
+  let refreshTimer = null;
+  function scheduleRefresh() {
+    // Coalesce a burst into one refresh, but never postpone it forever: a
+    // steady stream of messages still redraws every REFRESH_DELAY_MS.
+    if (refreshTimer !== null || document.hidden) return;
+    refreshTimer = setTimeout(() => {
+      refreshTimer = null;
+      refresh();
+    }, REFRESH_DELAY_MS);
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) refresh();
+  });
+
+  // ---- the sortable table --------------------------------------------------
+
+  let tableRows = [];
+  let sortKey = null;
+  let sortDir = 1;
+  const table = $("region-target-table");
+
+  function formatCell(key, value) {
+    if (value === null || value === undefined) return "–";
+    if (key === "error_rate") return (value * 100).toFixed(1) + " %";
+    if (key === "p50" || key === "p95") {
+      const unit = form.elements.metric.value === "tokens_per_s" ? " tok/s" : " ms";
+      return (value >= 100 ? Math.round(value) : value.toFixed(1)) + unit;
+    }
+    return String(value);
+  }
+
+  function compare(a, b, key, numeric) {
+    const x = a[key];
+    const y = b[key];
+    // Missing values sort last whichever the direction.
+    if (x === null || x === undefined) return y === null || y === undefined ? 0 : 1;
+    if (y === null || y === undefined) return -1;
+    return sortDir * (numeric ? x - y : String(x).localeCompare(String(y)));
+  }
+
+  function link(href, text) {
+    const a = document.createElement("a");
+    a.href = href;
+    a.textContent = text;
+    return a;
+  }
+
+  function renderTable() {
+    const headers = Array.from(table.tHead.rows[0].cells);
+    const rows = tableRows.slice();
+    if (sortKey) {
+      const numeric = headers.find((th) => th.dataset.key === sortKey).dataset.type === "num";
+      rows.sort((a, b) => compare(a, b, sortKey, numeric));
+    }
+    for (const th of headers) {
+      th.setAttribute("aria-sort", th.dataset.key !== sortKey ? "none" : sortDir > 0 ? "ascending" : "descending");
+    }
+    const body = document.createElement("tbody");
+    if (!rows.length) {
+      const cell = body.insertRow().insertCell();
+      cell.colSpan = headers.length;
+      cell.className = "hint";
+      cell.textContent = "No measurements in this window.";
+    }
+    for (const row of rows) {
+      const tr = body.insertRow();
+      for (const th of headers) {
+        const key = th.dataset.key;
+        const cell = tr.insertCell();
+        const text = formatCell(key, row[key]);
+        if (key === "region" && row.region_slug) {
+          cell.appendChild(link(cfg.region_url.replace("__slug__", encodeURIComponent(row.region_slug)), text));
+        } else if (key === "target" && row.target_id) {
+          cell.appendChild(link(cfg.target_url.replace("/0/", "/" + row.target_id + "/"), text));
+        } else {
+          cell.textContent = text;
+        }
+        if (th.dataset.type === "num") cell.className = "num";
+      }
+    }
+    table.replaceChild(body, table.tBodies[0]);
+  }
+
+  table.tHead.addEventListener("click", (event) => {
+    const th = event.target.closest("th");
+    if (!th) return;
+    sortDir = th.dataset.key === sortKey ? -sortDir : 1;
+    sortKey = th.dataset.key;
+    renderTable();
+  });
+
+  // ---- live updates --------------------------------------------------------
+
+  let socket = null;
+  let retryDelay = RETRY_FIRST_MS;
+  let retryTimer = null;
+  let liveCount = 0;
+
+  function setLive(state, text) {
+    const el = $("live-indicator");
+    el.className = "live " + state;
+    el.textContent = text;
+  }
+
+  function wsURL() {
+    // A single target listens to that target's group; anything else to all.
+    const targets = selectedTargets();
+    const query = targets.length === 1 ? "?target=" + encodeURIComponent(targets[0]) : "";
+    return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + cfg.ws_path + query;
+  }
+
+  function wanted(item) {
+    const targets = selectedTargets();
+    if (targets.length > 1 && !targets.includes(String(item.target_id))) return false;
+    return !cfg.region_ids.length || cfg.region_ids.includes(item.region_id);
+  }
+
+  function onMessage(message) {
+    if (message.type !== "measurements") return;
+    const items = (message.items || []).filter(wanted);
+    if (!items.length) return;
+    liveCount += items.length;
+    const counter = $("live-count");
+    counter.textContent = String(liveCount);
+    counter.dataset.lastId = String(Math.max(...items.map((item) => item.id)));
+    scheduleRefresh();
+  }
+
+  function connect() {
+    clearTimeout(retryTimer);
+    if (signedOut) return;
+    const ws = new WebSocket(wsURL());
+    let opened = false;
+    socket = ws;
+    ws.onopen = () => {
+      if (ws !== socket) return;
+      // Measurements may have landed while the socket was down.
+      if (retryDelay !== RETRY_FIRST_MS) scheduleRefresh();
+      opened = true;
+      retryDelay = RETRY_FIRST_MS;
+      setLive("on", "live");
+    };
+    ws.onmessage = (event) => {
+      if (ws === socket) onMessage(JSON.parse(event.data));
+    };
+    ws.onclose = () => {
+      if (ws !== socket || signedOut) return; // replaced on purpose, or stopped
+      // A refused handshake looks like any drop; an expired session shows in
+      // a 403 from the API, and then retrying is pointless.
+      if (!opened) load("meta");
+      const seconds = Math.round(retryDelay / 1000);
+      setLive("off", opened ? "reconnecting in " + seconds + " s" : "offline, retry in " + seconds + " s");
+      retryTimer = setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, RETRY_MAX_MS);
+    };
+  }
+
+  function reconnect() {
+    const old = socket;
+    socket = null;
+    if (old) old.close();
+    retryDelay = RETRY_FIRST_MS;
+    connect();
+  }
+
+  function stopLive(text) {
+    signedOut = true;
+    clearTimeout(retryTimer);
+    if (socket) socket.close();
+    setLive("off", "stopped");
+    showError(text);
+  }
+
+  syncCustomRange();
+  refresh();
+  connect();
+})();
