@@ -105,6 +105,11 @@ class TimedStream(httpcore.AsyncNetworkStream):
         return self._inner.get_extra_info(info)
 
 
+def _is_localhost(host: str) -> bool:
+    name = host.rstrip(".").lower()
+    return name == "localhost" or name.endswith(".localhost")
+
+
 def _literal_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host.strip("[]"))
@@ -125,7 +130,15 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
         tl = current.get() or Timeline()
         tl.new_connection = True
         loop = asyncio.get_running_loop()
-        if _literal_ip(host):
+        if _is_localhost(host):
+            # RFC 6761: localhost names are loopback without asking any
+            # resolver (curl does the same); a thread-pool round trip to
+            # getaddrinfo would only measure our own overhead.
+            tl.phase = "dns"
+            tl.dns_start = now_ns()
+            candidates = [(socket.AF_INET, ("127.0.0.1", port)), (socket.AF_INET6, ("::1", port, 0, 0))]
+            tl.dns_end = now_ns()
+        elif _literal_ip(host):
             ip = host.strip("[]")
             family = socket.AF_INET6 if ":" in ip else socket.AF_INET
             candidates = [(family, (ip, port) if family == socket.AF_INET else (ip, port, 0, 0))]
