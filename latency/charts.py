@@ -445,12 +445,12 @@ def phases_figure(rows: list[dict]) -> go.Figure:
             )
         )
     fig.update_layout(
-        **_layout(margin={"l": 140, "r": 20, "t": 30, "b": 40}),
+        **_layout(margin={"l": 140, "r": 20, "t": 60, "b": 40}),
         barmode="stack",
         xaxis={"title": {"text": "median time (ms); segments are differences of medians"}},
         yaxis={"autorange": "reversed"},
-        legend={"orientation": "h", "y": 1.08, "x": 0},
-        height=max(260, 60 + 28 * len(rows)),
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        height=max(290, 90 + 28 * len(rows)),
     )
     return fig
 
