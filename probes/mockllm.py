@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import http
 import json
 import logging
@@ -58,6 +59,19 @@ REASONING_WORDS = ["Let", " me", " think", " about", " this", " step", " by", " 
 # split write can land inside one of them.
 SPLIT_ANSWER_WORDS = ["héllo", " 日本", " naïve", " café", " 🚀", " from", " the", " mock", "."]
 SPLIT_REASONING_WORDS = ["Hmm", " ça", " 思考", " déjà", " vu", " 🤔", "."]
+
+
+def _credential(headers: Mapping[str, str]) -> dict[str, str] | None:
+    """Which header carried a credential, and a digest of it (never the value):
+    lets tests check that a key was sent where its provider expects it."""
+    for name in ("authorization", "x-api-key", "x-goog-api-key"):
+        if name in headers:
+            value = headers[name]
+            if name == "authorization" and value.lower().startswith("bearer "):
+                value = value[7:]
+            return {"header": name, "sha256": hashlib.sha256(value.encode()).hexdigest(),
+                    "anthropic_version": headers.get("anthropic-version", "")}
+    return None
 
 
 class KnobError(ValueError):
@@ -619,7 +633,7 @@ class MockLLMServer:
         fault = knobs["fault"]
         if fault != "none" and self._random.random() >= knobs["fault_rate"]:
             fault = "none"
-        out.rec.update(fault=fault, style=style, model=model, stream=stream)
+        out.rec.update(fault=fault, style=style, model=model, stream=stream, credential=_credential(req.headers))
         out.split = knobs["split"]
         out.slow_ms = knobs["slow_headers_ms"] if fault == "slow_headers" else 0.0
         await self._sleep(knobs["headers_delay_ms"], knobs)
