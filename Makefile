@@ -21,13 +21,15 @@ migrate: $(STAMP)
 	$(BIN)/python manage.py ensuredb
 	$(BIN)/python manage.py migrate --noinput
 
-demo: migrate
-	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	@echo "Latency Atlas: http://$(HOST):$(PORT)/"
-	$(BIN)/uvicorn latency.asgi:application --host $(HOST) --port $(PORT)
+# Services (embedded unless DATABASE_URL / REDIS_URL are set), migrations, demo data, workers,
+# scheduler and web, supervised until Ctrl-C; all state in var/demo.
+demo: $(STAMP)
+	$(BIN)/python manage.py demo --state var/demo --host $(HOST) --port $(PORT)
 
+# With no DATABASE_URL / REDIS_URL and nothing on the default ports, the suite runs on embedded
+# PostgreSQL and Redis in a temporary folder.
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m latency.embedded run --auto -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe_accuracy.py

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from latency import api, views
+from latency import api, export_views, views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -14,6 +14,8 @@ urlpatterns = [
     path("api/timeseries", api.timeseries, name="api-timeseries"),
     path("api/phases", api.phases, name="api-phases"),
     path("api/table", api.table, name="api-table"),
+    path("export/measurements.csv", export_views.measurements, name="export-measurements"),
+    path("export/regions.csv", export_views.regions, name="export-regions"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True),

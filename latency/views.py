@@ -125,6 +125,19 @@ def _dashboard_config(f: stats.Filters | None) -> dict:
     }
 
 
+def export_query(selected: dict) -> str:
+    """The overview's filters as export parameters (dashboard.js keeps the
+    links in step with the form): a preset window becomes a relative since."""
+    query = QueryDict(mutable=True)
+    query.setlist("target", [str(t) for t in selected["targets"]])
+    query.setlist("region", selected["regions"])
+    if selected["window"] == "custom":
+        query.update({name: selected[name] for name in ("since", "until") if selected[name]})
+    else:
+        query["since"] = selected["window"]
+    return query.urlencode()
+
+
 @dashboard_page
 def overview(request: HttpRequest) -> HttpResponse:
     params = filter_params(request.GET)
@@ -151,6 +164,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "percentiles": PERCENTILES,
         "metrics": METRICS,
         "selected": _selected(params, f),
+        "export_query": export_query(_selected(params, f)),
         "without_regions": without_regions.urlencode(),
         "dashboard_config": _dashboard_config(f),
     }

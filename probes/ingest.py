@@ -139,7 +139,7 @@ def clean(payload: dict, now: datetime) -> dict:
 def store(payloads: list[dict]) -> list[dict]:
     """Insert the valid payloads, ignoring slots already stored. Returns the
     newly stored rows as broadcast items (sent once the transaction commits)."""
-    from probes.models import Measurement, Probe, Region, Target
+    from probes.models import Probe, Region, Target
 
     now = datetime.now(UTC)
     rows = []

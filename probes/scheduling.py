@@ -26,6 +26,8 @@ from celery import beat
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
+from probes import geo
+
 log = logging.getLogger(__name__)
 
 RUN_TASK = "probes.run_slot"
@@ -71,6 +73,22 @@ class Slot:
         }
 
 
+def region_spec(spec: dict, target, region) -> dict:
+    """The spec as one region runs it: its own copy, since with emulated
+    geography (every region on one machine, for the demo) each region pays
+    its own delay to the target's hosting location. Without the setting or
+    the target's coordinates nothing is added."""
+    spec = dict(spec)
+    if settings.LATENCY_EMULATED_GEOGRAPHY and target.latitude is not None and target.longitude is not None:
+        rtt = geo.emulated_rtt_ms(region.latitude, region.longitude, target.latitude, target.longitude)
+        spec["emulated_rtt_ms"] = round(rtt, 3)
+        spec["emulated_jitter_ms"] = round(geo.emulated_jitter_ms(rtt), 3)
+    else:
+        spec["emulated_rtt_ms"] = 0.0
+        spec["emulated_jitter_ms"] = 0.0
+    return spec
+
+
 def due_slots(now: datetime) -> list[Slot]:
     """The current slot of every enabled probe in every active region."""
     from probes.models import Probe
@@ -85,7 +103,17 @@ def due_slots(now: datetime) -> list[Slot]:
         spec = probe.spec().to_dict()
         for region in probe.regions.all():
             if region.active:
-                slots.append(Slot(probe.id, probe.target_id, region.id, region.slug, when, interval, spec))
+                slots.append(
+                    Slot(
+                        probe.id,
+                        probe.target_id,
+                        region.id,
+                        region.slug,
+                        when,
+                        interval,
+                        region_spec(spec, probe.target, region),
+                    )
+                )
     return slots
 
 
@@ -138,7 +166,15 @@ def run_now(probe_ids: list[int]) -> int:
         for region in probe.regions.all():
             if not region.active:
                 continue
-            slot = Slot(probe.id, probe.target_id, region.id, region.slug, now, int(probe.interval_seconds), spec)
+            slot = Slot(
+                probe.id,
+                probe.target_id,
+                region.id,
+                region.slug,
+                now,
+                int(probe.interval_seconds),
+                region_spec(spec, probe.target, region),
+            )
             publish(app, slot)
             count += 1
     return count

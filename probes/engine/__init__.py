@@ -100,7 +100,7 @@ class Engine:
         if spec.connection != WARM:
             return False
         client, _ = self._client(spec)
-        token = clock.current.set(Timeline())
+        token = clock.current.set(Timeline.for_spec(spec))
         try:
             async with asyncio.timeout(spec.timeout_s):
                 response = await client.head(spec.url, headers={"user-agent": "latency-atlas-probe/0.1"})
@@ -228,7 +228,7 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
     client, owned = engine._client(spec)
     request = client.build_request(plan.method, plan.url, headers=headers, content=plan.body)
 
-    tl = Timeline()
+    tl = Timeline.for_spec(spec)
     token = clock.current.set(tl)
     state = StreamState()
     response: httpx.Response | None = None

@@ -6,6 +6,12 @@ connects to the address while httpcore keeps the original host for the Host
 header and SNI, then times the TLS handshake and stamps every read. It is an
 httpcore extension point, so httpx's request and response handling is kept.
 
+With emulated geography (the single-machine demo, ProbeSpec.emulated_rtt_ms)
+the backend adds the path's delay inside the timed phases: a share of a
+round trip to DNS, one round trip before the TCP connect completes, and a
+delay line on everything received (netstream.DelayedSocketStream), which
+charges the TLS handshake and each request its round trip.
+
 All times are perf_counter_ns(): CLOCK_MONOTONIC on Linux, never adjusted.
 """
 
@@ -23,9 +29,34 @@ from dataclasses import dataclass, field
 
 import httpcore
 
-from probes.engine.netstream import SocketStream, enable_kernel_timestamps
+from probes.engine.netstream import (
+    DelayedSocketStream,
+    SocketStream,
+    emulated_delay_ns,
+    enable_kernel_timestamps,
+)
 
 now_ns = time.perf_counter_ns
+
+# Emulated DNS: a cached answer from a resolver in the region's own metro
+# (the ISP's, or an anycast public one). It does not sit next to the target,
+# so it costs a small share of the target's round trip, and no more than a
+# regional hop however far away the target is.
+DNS_RTT_FRACTION = 0.1
+DNS_MAX_MS = 20.0
+
+
+def dns_delay_ns(rtt_ms: float, jitter_ms: float) -> int:
+    fraction = min(DNS_RTT_FRACTION, DNS_MAX_MS / rtt_ms) if rtt_ms > 0 else 0.0
+    return emulated_delay_ns(rtt_ms, jitter_ms, fraction)
+
+
+async def _sleep_ns(ns: int) -> None:
+    # asyncio may wake a timer a hair early: loop until the delay has passed,
+    # so the phase's end stamp never comes before the emulated delay.
+    end = now_ns() + ns
+    while (left := end - now_ns()) > 0:
+        await asyncio.sleep(left / 1e9)
 
 # The timeline of the call running in this task. A context variable (not an
 # attribute of the backend) because a warm pool's connections outlive calls.
@@ -48,6 +79,14 @@ class Timeline:
     remote_addr: str | None = None
     new_connection: bool = False
     extra: dict = field(default_factory=dict)
+    # Emulated geography (see ProbeSpec); the backend reads it from here
+    # because httpcore gives it nothing of the call but host and port.
+    emulated_rtt_ms: float = 0.0
+    emulated_jitter_ms: float = 0.0
+
+    @classmethod
+    def for_spec(cls, spec: typing.Any) -> Timeline:
+        return cls(emulated_rtt_ms=spec.emulated_rtt_ms, emulated_jitter_ms=spec.emulated_jitter_ms)
 
 
 class TimedStream(httpcore.AsyncNetworkStream):
@@ -130,12 +169,14 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
         tl = current.get() or Timeline()
         tl.new_connection = True
         loop = asyncio.get_running_loop()
+        rtt, jitter = tl.emulated_rtt_ms, tl.emulated_jitter_ms
         if _is_localhost(host):
             # RFC 6761: localhost names are loopback without asking any
             # resolver (curl does the same); a thread-pool round trip to
             # getaddrinfo would only measure our own overhead.
             tl.phase = "dns"
             tl.dns_start = now_ns()
+            await _sleep_ns(dns_delay_ns(rtt, jitter))
             candidates = [(socket.AF_INET, ("127.0.0.1", port)), (socket.AF_INET6, ("::1", port, 0, 0))]
             tl.dns_end = now_ns()
         elif _literal_ip(host):
@@ -145,6 +186,7 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
         else:
             tl.phase = "dns"
             tl.dns_start = now_ns()
+            await _sleep_ns(dns_delay_ns(rtt, jitter))
             try:
                 infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
             except OSError as exc:
@@ -163,6 +205,9 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             kernel_stamps = enable_kernel_timestamps(sock)
             try:
+                # Emulated: the SYN / SYN-ACK round trip, before the connect
+                # completes (a refused attempt pays it too: its RST travels).
+                await _sleep_ns(emulated_delay_ns(rtt, jitter))
                 await loop.sock_connect(sock, addr)
             except OSError as exc:
                 sock.close()
@@ -174,6 +219,10 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
             tl.connect_end = now_ns()
             tl.phase = "connected"
             tl.remote_addr = addr[0]
+            if rtt > 0:
+                # Every later round trip (TLS handshake, each request) is
+                # paid by delaying what the socket receives.
+                return TimedStream(DelayedSocketStream(sock, kernel_stamps, rtt, jitter))
             return TimedStream(SocketStream(sock, kernel_stamps))
         assert last_exc is not None
         reason = os.strerror(last_exc.errno).lower() if last_exc.errno else str(last_exc)

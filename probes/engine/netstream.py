@@ -17,6 +17,8 @@ stamp of the raw read that completed its record.
 from __future__ import annotations
 
 import asyncio
+import collections
+import random
 import socket
 import ssl
 import struct
@@ -30,6 +32,15 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 _CMSG_SPACE = socket.CMSG_SPACE(16)
 READ_SIZE = 65536
 MAX_LAG_NS = 10_000_000_000  # a stamp claiming more lag than this is not trusted
+
+
+def emulated_delay_ns(rtt_ms: float, jitter_ms: float, fraction: float = 1.0) -> int:
+    """One emulated round trip (or the given share of one): rtt +/- uniform
+    jitter, never below 0."""
+    if rtt_ms <= 0:
+        return 0
+    ms = rtt_ms + (random.uniform(-jitter_ms, jitter_ms) if jitter_ms > 0 else 0.0)
+    return max(0, int(ms * fraction * 1e6))
 
 
 def enable_kernel_timestamps(sock: socket.socket) -> bool:
@@ -59,27 +70,32 @@ class SocketStream(httpcore.AsyncNetworkStream):
         finally:
             self._loop.remove_reader(fd)
 
+    def _recv_stamped(self, max_bytes: int) -> tuple[bytes, int]:
+        """One non-blocking read and its monotonic arrival time; raises
+        BlockingIOError when nothing is there."""
+        if self._kernel:
+            data, ancillary, _, _ = self._sock.recvmsg(max_bytes, _CMSG_SPACE)
+        else:
+            data, ancillary = self._sock.recv(max_bytes), ()
+        mono = time.perf_counter_ns()
+        stamp = mono
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+                sec, nsec = struct.unpack("qq", payload[:16])
+                lag = time.time_ns() - (sec * 1_000_000_000 + nsec)
+                if 0 <= lag < MAX_LAG_NS:
+                    stamp = mono - lag
+        return data, stamp
+
     async def recv(self, max_bytes: int) -> bytes:
         while True:
             try:
-                if self._kernel:
-                    data, ancillary, _, _ = self._sock.recvmsg(max_bytes, _CMSG_SPACE)
-                else:
-                    data, ancillary = self._sock.recv(max_bytes), ()
+                data, self.last_stamp_ns = self._recv_stamped(max_bytes)
             except (BlockingIOError, InterruptedError):
                 await self._wait_readable()
                 continue
             except OSError as exc:
                 raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
-            mono = time.perf_counter_ns()
-            stamp = mono
-            for level, kind, payload in ancillary:
-                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
-                    sec, nsec = struct.unpack("qq", payload[:16])
-                    lag = time.time_ns() - (sec * 1_000_000_000 + nsec)
-                    if 0 <= lag < MAX_LAG_NS:
-                        stamp = mono - lag
-            self.last_stamp_ns = stamp
             return data
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
@@ -93,8 +109,11 @@ class SocketStream(httpcore.AsyncNetworkStream):
         except OSError as exc:
             raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
 
-    async def aclose(self) -> None:
+    def _close(self) -> None:
         self._sock.close()
+
+    async def aclose(self) -> None:
+        self._close()
 
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
@@ -103,10 +122,10 @@ class SocketStream(httpcore.AsyncNetworkStream):
         try:
             await tls.handshake()
         except ssl.SSLError as exc:
-            self._sock.close()
+            self._close()
             raise httpcore.ConnectError(str(exc)) from exc
         except BaseException:
-            self._sock.close()
+            self._close()
             raise
         return tls
 
@@ -120,6 +139,120 @@ class SocketStream(httpcore.AsyncNetworkStream):
         if info == "is_readable":
             return is_socket_readable(self._sock)
         return None
+
+
+class DelayedSocketStream(SocketStream):
+    """A SocketStream behind an emulated network path (the single-machine
+    demo): whatever the peer sends is handed over one emulated round trip
+    after it reached our kernel, and stamped at that emulated arrival.
+
+    Loopback delivers the request to the server at once, so the whole round
+    trip is put on the way back. The socket is drained as soon as data lands
+    (the kernel stamp of each read kept apart) and each read waits for its
+    own due time: a delay line. Sleeping before a read instead would let the
+    tokens that arrive meanwhile pile up into one read with one stamp,
+    squashing the gaps between them. The delay is drawn again at each write
+    (a new round trip starts there) and only then: the chunks of one
+    response keep the server's pacing, as a constant one-way delay would.
+    Due times never go backwards, since TCP keeps order.
+    """
+
+    # Stop draining past this many queued bytes, so that a peer sending
+    # faster than we read is held back by TCP again, not by our memory.
+    MAX_QUEUED = 4 * READ_SIZE
+
+    def __init__(self, sock: socket.socket, kernel_stamps: bool, rtt_ms: float, jitter_ms: float) -> None:
+        super().__init__(sock, kernel_stamps)
+        self._rtt_ms = rtt_ms
+        self._jitter_ms = jitter_ms
+        self._offset_ns = emulated_delay_ns(rtt_ms, jitter_ms)
+        self._last_due = 0
+        # (due_ns, bytes, or the exception a read raised); b"" is the EOF.
+        self._queue: collections.deque[tuple[int, bytes | OSError]] = collections.deque()
+        self._queued = 0
+        self._waiter: asyncio.Future | None = None
+        self._reading = False
+        self._ended = False  # EOF or an error was read: nothing more comes
+        self._start_reading()
+
+    def _start_reading(self) -> None:
+        if not self._reading and not self._ended and self._sock.fileno() >= 0:
+            self._loop.add_reader(self._sock.fileno(), self._on_readable)
+            self._reading = True
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._loop.remove_reader(self._sock.fileno())
+            self._reading = False
+
+    def _on_readable(self) -> None:
+        # One read per callback: the selector is level-triggered, so the loop
+        # calls again while more is waiting, between other tasks' work.
+        item: bytes | OSError
+        try:
+            item, stamp = self._recv_stamped(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            item, stamp = exc, time.perf_counter_ns()
+        due = max(self._last_due, stamp + self._offset_ns)
+        self._last_due = due
+        self._queue.append((due, item))
+        if isinstance(item, OSError) or not item:
+            self._ended = True
+            self._stop_reading()
+        else:
+            self._queued += len(item)
+            if self._queued > self.MAX_QUEUED:
+                self._stop_reading()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def recv(self, max_bytes: int) -> bytes:
+        while not self._queue:
+            if self._ended:
+                return b""
+            self._start_reading()
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        due, item = self._queue[0]
+        while (left := due - time.perf_counter_ns()) > 0:
+            await asyncio.sleep(left / 1e9)
+        self.last_stamp_ns = due
+        if isinstance(item, OSError):
+            raise httpcore.ReadError(str(item) or type(item).__name__) from item
+        if not item:
+            self._queue.popleft()
+            return b""
+        data = item[:max_bytes]
+        if len(item) > max_bytes:
+            self._queue[0] = (due, item[max_bytes:])
+        else:
+            self._queue.popleft()
+        self._queued -= len(data)
+        if self._queued <= self.MAX_QUEUED:
+            self._start_reading()
+        return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if buffer:
+            self._offset_ns = emulated_delay_ns(self._rtt_ms, self._jitter_ms)
+        await super().write(buffer, timeout)
+
+    def _close(self) -> None:
+        self._stop_reading()
+        self._ended = True
+        super()._close()
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        # Data (or the peer's close) already drained into the delay line
+        # counts as readable: the pool must not reuse such a connection.
+        if info == "is_readable" and self._queue:
+            return True
+        return super().get_extra_info(info)
 
 
 class TLSStream(httpcore.AsyncNetworkStream):

@@ -61,6 +61,11 @@ class ProbeSpec:
     body: str = ""  # http style only
     ca_bundle: str = ""  # PEM file of extra trusted CAs (a local test CA, a corporate proxy)
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    # Emulated geography (the single-machine demo): the round trip this
+    # region would pay to the target's hosting location, and its jitter,
+    # added at the socket level. 0 = a real network, nothing added.
+    emulated_rtt_ms: float = 0.0
+    emulated_jitter_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -73,6 +78,9 @@ class ProbeSpec:
             raise ValueError("timeout must be positive")
         if self.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
+        # Written as `not >= 0` so NaN is rejected too.
+        if not self.emulated_rtt_ms >= 0 or not self.emulated_jitter_ms >= 0:
+            raise ValueError("emulated delays must be non-negative")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -43,8 +43,27 @@
     for (const name of ["since", "until"]) form.elements[name].disabled = !custom;
   }
 
+  // The download links carry the current filters; a preset window becomes
+  // a relative since (24h, 7d, ...), which the exports read the same way.
+  function exportQuery() {
+    const p = new URLSearchParams();
+    for (const t of selectedTargets()) p.append("target", t);
+    for (const r of params().getAll("region")) p.append("region", r);
+    if (isCustom()) {
+      for (const name of ["since", "until"]) if (form.elements[name].value) p.set(name, form.elements[name].value);
+    } else {
+      p.set("since", form.elements.window.value);
+    }
+    return p.toString();
+  }
+
+  function syncDownloads() {
+    for (const a of document.querySelectorAll("a[data-export]")) a.href = a.dataset.export + "?" + exportQuery();
+  }
+
   function apply() {
     syncCustomRange();
+    syncDownloads();
     // A custom window means nothing until it has a start.
     if (isCustom() && !form.elements.since.value) return;
     history.replaceState(null, "", "?" + params().toString());
@@ -323,6 +342,7 @@
   }
 
   syncCustomRange();
+  syncDownloads();
   refresh();
   connect();
 })();

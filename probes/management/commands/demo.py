@@ -1,0 +1,314 @@
+"""`manage.py demo`: everything `make demo` runs, supervised, in one command.
+
+Services: embedded PostgreSQL and Redis (latency/embedded.py) unless DATABASE_URL / REDIS_URL
+are set. Then migrations, demo targets and probes (probes/demo_seed.py), the admin user, static
+files, and the processes: mock LLM server, ingest worker, one region worker for every demo region,
+scheduler and the ASGI server. Ctrl-C (SIGINT) or SIGTERM stops them all, services last; a child
+that dies stops the rest. Each child asks the kernel to signal it if we die, so not even a
+SIGKILL of this process leaves one behind.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from latency import embedded
+from latency.env import database_from_url
+
+STOP_GRACE_S = 30  # celery finishes running probes (timeout 8 s) and hands them to ingest
+
+
+class _Stop(Exception):
+    """Raised from the signal handler to leave start-up or supervision, whatever it is doing."""
+
+
+class Command(BaseCommand):
+    help = "Start the whole demo (services, workers, scheduler, web) and stop it all on Ctrl-C."
+    # The database this process will use is decided in handle(); checks must not touch another.
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--state", default=str(Path(settings.BASE_DIR) / "var" / "demo"),
+                            help="folder for all demo state (default ./var/demo)")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--regions", type=int, default=0, help="how many regions to probe from (default all)")
+
+    # --- output ---
+
+    def say(self, status: str, text: str) -> None:
+        self.stdout.write(f"[{status}] {text}")
+        self.stdout.flush()
+
+    def step(self, text: str, fn, *args, **kwargs):
+        started = time.monotonic()
+        try:
+            result = fn(*args, **kwargs)
+        except (_Stop, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            self.say("failed", f"{text}: {exc}")
+            raise _Failed from None
+        detail = result if isinstance(result, str) else ""
+        self.say("ok", f"{text}{(': ' + detail) if detail else ''} ({time.monotonic() - started:.1f} s)")
+        return result
+
+    # --- main ---
+
+    def handle(self, *args, **opts):
+        self.state = Path(opts["state"]).resolve()
+        self.host, self.port = opts["host"], opts["port"]
+        self.children: list[tuple[str, subprocess.Popen, Path]] = []
+        self.services = None
+        self.t0 = time.monotonic()
+        if not 1 <= self.port <= 65535:
+            raise CommandError("--port must be between 1 and 65535")
+        if embedded.port_in_use(self.host, self.port):
+            raise CommandError(
+                f"port {self.port} on {self.host} is already in use (an earlier demo still running?). "
+                f"Stop it, or choose another port: make demo PORT=8001 / manage.py demo --port 8001"
+            )
+
+        def on_signal(signum, frame):
+            raise _Stop(signal.Signals(signum).name)
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        code = 0
+        try:
+            self.start(opts)
+            self.supervise()
+        except _Stop as stop:
+            self.stdout.write("")
+            self.say("..", f"{stop.args[0] if stop.args else 'stop'} received: stopping everything")
+        except _Failed:
+            code = 1
+        except embedded.EmbeddedError as exc:
+            self.say("failed", str(exc))
+            code = 1
+        except _ChildDied as exc:
+            self.say("failed", str(exc))
+            code = 1
+        finally:
+            # A second Ctrl-C must not interrupt the shutdown half way and leave processes behind.
+            for s in previous:
+                signal.signal(s, signal.SIG_IGN)
+            self.shutdown()
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        if code:
+            sys.exit(code)
+
+    def start(self, opts) -> None:
+        self.state.mkdir(parents=True, exist_ok=True)
+        (self.state / "logs").mkdir(exist_ok=True)
+        database_url = os.environ.get("DATABASE_URL") or None
+        redis_url = os.environ.get("REDIS_URL") or None
+        self.services = embedded.Services(self.state, database_url=database_url, redis_url=redis_url)
+        self.step(f"state folder {self.state}", self.services.lock.acquire)
+
+        pg_label = "PostgreSQL (embedded)" if self.services.postgres else "PostgreSQL (DATABASE_URL)"
+        db_url = self.step(pg_label, self._start_postgres)
+        redis_label = "Redis (embedded)" if self.services.redis else "Redis (REDIS_URL)"
+        self.step(redis_label, self.services.start_redis)
+        for service in self.services.embedded:
+            for note in service.notes:
+                self.say("ok", note)
+        self.redis_url = self.services.redis_url
+        self.database_url = db_url
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+            "STATIC_ROOT": str(self.state / "static"),
+            # Every region runs on this machine: pages say the geography is emulated.
+            "LATENCY_EMULATED_GEOGRAPHY": "true",
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.env.pop("CELERY_BROKER_URL", None)
+        self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/")
+
+        # The mock server needs no database: start it while migrations run.
+        mock_port = embedded.free_port()
+        self.spawn("mockllm", ["mockllm", "--host", "127.0.0.1", "--port", str(mock_port)])
+        self.step("database migrations", self._migrate)
+        from probes.demo_seed import demo_regions, seed
+
+        regions = demo_regions(opts["regions"] or None)
+        if not regions:
+            self.say("failed", "no active regions in the database")
+            raise _Failed
+        slugs = [r.slug for r in regions]
+        self.step(f"mock LLM server on 127.0.0.1:{mock_port}", self._wait_port, "mockllm", mock_port)
+        probes = self.step("demo targets and probes", lambda: seed(f"http://localhost:{mock_port}", regions))
+        self.say("ok", f"{len(probes)} targets, probed every 10 s from {len(slugs)} regions")
+        self.login = self.step("admin user", self._superuser)
+        self.step("static files", self._collectstatic)
+
+        self.spawn("ingest_worker", ["ingest_worker", "--loglevel", "WARNING"])
+        self.spawn("region_worker", ["region_worker", "--region", ",".join(slugs), "--concurrency",
+                                     str(max(20, 10 * len(slugs))), "--loglevel", "WARNING"])
+        self.spawn("scheduler", ["scheduler", "--loglevel", "WARNING"])
+        self.say("ok", f"ingest worker, region worker ({len(slugs)} regions), scheduler started")
+        self.spawn("web", ["-m", "uvicorn", "latency.asgi:application", "--host", self.host, "--port",
+                           str(self.port), "--no-access-log"], manage=False)
+        self.step(f"web server on {self.host}:{self.port}", self._wait_port, "web", self.port, self.host, 60)
+        self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/",
+                                     children={name: p.pid for name, p, _ in self.children})
+        self.stdout.write("")
+        self.say("ok", f"ready in {time.monotonic() - self.t0:.1f} s; logs in {self.state / 'logs'}")
+        self.stdout.write(f"\n    Latency Atlas: http://{self.host}:{self.port}/")
+        self.stdout.write(f"    login: {self.login}\n")
+        self.stdout.write("    Ctrl-C stops everything.\n")
+        self.stdout.flush()
+
+    # --- steps ---
+
+    def _start_postgres(self) -> str:
+        url = self.services.start_postgres()
+        if self.services.postgres is None:
+            # A server of the operator's: create the database if it lacks it.
+            self._use_database(url)
+            call_command("ensuredb", verbosity=0)
+        else:
+            self._use_database(url)
+        return url
+
+    def _use_database(self, url: str) -> None:
+        """Point this process's Django at url (settings were read before we knew it)."""
+        from asgiref.local import Local
+        from django.db import connections
+
+        connections.close_all()
+        settings.DATABASES["default"] = database_from_url(url)
+        connections.__dict__.pop("settings", None)  # cached_property: re-read on next access
+        connections._connections = Local(connections.thread_critical)  # forget any opened connection
+        settings.STATIC_ROOT = self.state / "static"
+
+    def _migrate(self) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+
+    def _collectstatic(self) -> None:
+        call_command("collectstatic", interactive=False, verbosity=0)
+
+    def _superuser(self) -> str:
+        from django.contrib.auth import get_user_model
+
+        User = get_user_model()
+        username = os.environ.get("DJANGO_SUPERUSER_USERNAME") or "admin"
+        given = os.environ.get("DJANGO_SUPERUSER_PASSWORD")
+        pw_file = self.state / "admin-password"
+        user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+        if user is None:
+            user = User(**{User.USERNAME_FIELD: username}, is_staff=True, is_superuser=True)
+            password = given or self._generated_password(pw_file)
+            user.set_password(password)
+            user.save()
+            shown = "(from DJANGO_SUPERUSER_PASSWORD)" if given else password
+            return f"{username} / {shown}"
+        if given:
+            user.set_password(given)
+            user.is_staff = user.is_superuser = True
+            user.save()
+            return f"{username} / (from DJANGO_SUPERUSER_PASSWORD)"
+        stored = pw_file.read_text().strip() if pw_file.exists() else ""
+        if stored and user.check_password(stored):
+            return f"{username} / {stored}"
+        return f"{username} / (password unchanged: set by you; manage.py changepassword {username})"
+
+    @staticmethod
+    def _generated_password(path: Path) -> str:
+        password = secrets.token_urlsafe(12)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(password + "\n")
+        return password
+
+    def _wait_port(self, name: str, port: int, host: str = "127.0.0.1", timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_children()
+            try:
+                with socket.create_connection((host, port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"{name} did not listen on {host}:{port} within {timeout:.0f} s; see its log")
+
+    # --- children ---
+
+    def spawn(self, name: str, args: list[str], manage: bool = True) -> None:
+        log_path = self.state / "logs" / f"{name}.log"
+        log = open(log_path, "ab")
+        argv = [sys.executable, *(["manage.py"] if manage else []), *args]
+        popen = subprocess.Popen(
+            argv, cwd=settings.BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            # Own session: a terminal's Ctrl-C reaches only us, and we stop children in order.
+            start_new_session=True,
+            preexec_fn=embedded.child_preexec(signal.SIGTERM),
+        )
+        log.close()
+        self.children.append((name, popen, log_path))
+
+    def check_children(self) -> None:
+        for name, popen, log_path in self.children:
+            code = popen.poll()
+            if code is not None:
+                tail = embedded._log_tail(log_path, 12)
+                raise _ChildDied(f"{name} exited with status {code}; last lines of {log_path}:\n{tail}")
+
+    def supervise(self) -> None:
+        while True:
+            self.check_children()
+            time.sleep(0.5)
+
+    def shutdown(self) -> None:
+        started = time.monotonic()
+        running = [(n, p) for n, p, _ in self.children if p.poll() is None]
+        for _, popen in running:
+            try:
+                os.killpg(popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + STOP_GRACE_S
+        for name, popen in running:
+            try:
+                popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.say("..", f"{name} did not stop in {STOP_GRACE_S} s: killing it")
+                try:
+                    os.killpg(popen.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                popen.wait(timeout=10)
+            # Also reap anything the child left in its process group.
+            try:
+                os.killpg(popen.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if running:
+            self.say("ok", f"stopped {len(running)} processes ({time.monotonic() - started:.1f} s)")
+        if self.services is not None:
+            names = [s.name for s in self.services.embedded if s.popen is not None]
+            self.services.stop()
+            if names:
+                self.say("ok", f"stopped embedded {' and '.join(names)}")
+
+
+class _Failed(Exception):
+    """A step failed and said why."""
+
+
+class _ChildDied(Exception):
+    pass
