@@ -486,7 +486,39 @@ class Measurement(models.Model):
         return f"{self.outcome} at {when} UTC"
 
 
-class HourlyRollup(models.Model):
+class RollupCounts(models.Model):
+    """What an hourly and a daily rollup both hold: counts, and histograms
+    (probes.histogram.Histogram.to_sparse) rather than percentiles, because
+    percentiles of hours cannot be combined into percentiles of a day;
+    counts per bucket can."""
+
+    samples = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
+    outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
+    ttft_hist = models.JSONField(default=dict, blank=True)
+    ttfat_hist = models.JSONField(default=dict, blank=True)
+    ttfb_hist = models.JSONField(default=dict, blank=True)
+    connect_hist = models.JSONField(default=dict, blank=True)
+    tls_hist = models.JSONField(default=dict, blank=True)
+    total_hist = models.JSONField(default=dict, blank=True)
+    # Sum and count rather than a mean, so periods add up exactly.
+    tokens_per_s_sum = models.FloatField(default=0.0)
+    tokens_per_s_count = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Added after the others; hours rolled up before it existed hold {} until rebuilt.
+    dns_hist = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def tokens_per_s_mean(self) -> float | None:
+        if not self.tokens_per_s_count:
+            return None
+        return self.tokens_per_s_sum / self.tokens_per_s_count
+
+
+class HourlyRollup(RollupCounts):
     """One probe from one region over one UTC hour, in mergeable form.
 
     Histograms (probes.histogram.Histogram.to_sparse) rather than
@@ -498,21 +530,6 @@ class HourlyRollup(models.Model):
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="rollups", db_index=False)
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="rollups")
     hour = models.DateTimeField(help_text="Start of the UTC hour.")
-    samples = models.PositiveIntegerField(default=0)
-    errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
-    outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
-    ttft_hist = models.JSONField(default=dict, blank=True)
-    ttfat_hist = models.JSONField(default=dict, blank=True)
-    ttfb_hist = models.JSONField(default=dict, blank=True)
-    connect_hist = models.JSONField(default=dict, blank=True)
-    tls_hist = models.JSONField(default=dict, blank=True)
-    total_hist = models.JSONField(default=dict, blank=True)
-    # Sum and count rather than a mean, so hours add up exactly.
-    tokens_per_s_sum = models.FloatField(default=0.0)
-    tokens_per_s_count = models.PositiveIntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
-    # Added after the others; hours rolled up before it existed hold {} until rebuilt.
-    dns_hist = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -529,14 +546,8 @@ class HourlyRollup(models.Model):
         when = self.hour.strftime("%Y-%m-%d %H:00") if self.hour else "?"
         return f"rollup {when} UTC ({self.samples} samples)"
 
-    @property
-    def tokens_per_s_mean(self) -> float | None:
-        if not self.tokens_per_s_count:
-            return None
-        return self.tokens_per_s_sum / self.tokens_per_s_count
 
-
-class DailyRollup(models.Model):
+class DailyRollup(RollupCounts):
     """The merge of one UTC day's HourlyRollup rows of a probe and region.
 
     Derived from the hourly rows (never from raw ones) in the same
@@ -549,19 +560,6 @@ class DailyRollup(models.Model):
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="daily_rollups", db_index=False)
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="daily_rollups")
     day = models.DateTimeField(help_text="Start of the UTC day (midnight).")
-    samples = models.PositiveIntegerField(default=0)
-    errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
-    outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
-    ttft_hist = models.JSONField(default=dict, blank=True)
-    ttfat_hist = models.JSONField(default=dict, blank=True)
-    ttfb_hist = models.JSONField(default=dict, blank=True)
-    connect_hist = models.JSONField(default=dict, blank=True)
-    tls_hist = models.JSONField(default=dict, blank=True)
-    total_hist = models.JSONField(default=dict, blank=True)
-    dns_hist = models.JSONField(default=dict, blank=True)
-    tokens_per_s_sum = models.FloatField(default=0.0)
-    tokens_per_s_count = models.PositiveIntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
@@ -579,12 +577,6 @@ class DailyRollup(models.Model):
     def __str__(self) -> str:
         when = self.day.strftime("%Y-%m-%d") if self.day else "?"
         return f"daily rollup {when} UTC ({self.samples} samples)"
-
-    @property
-    def tokens_per_s_mean(self) -> float | None:
-        if not self.tokens_per_s_count:
-            return None
-        return self.tokens_per_s_sum / self.tokens_per_s_count
 
 
 class RollupHour(models.Model):
