@@ -23,7 +23,7 @@ import psycopg
 from django.db import connections
 from psycopg import sql
 
-from latency.stats import MAX_WINDOW, BadParameter, _aware, _single, _values
+from latency.stats import MAX_WINDOW, PERCENTILES, BadParameter, _aware, _single, _values
 from probes.engine.result import OUTCOMES
 from probes.models import Probe, Region, Target
 from probes.timeparse import parse_when
@@ -53,7 +53,8 @@ MEASUREMENT_COLUMNS = (
     "error",
 )
 REGION_METRICS = ("ttft", "ttfat", "ttfb", "connect", "total")
-REGION_PERCENTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+# The dashboard's percentiles, one set for the whole product.
+REGION_PERCENTILES = PERCENTILES
 REGION_COLUMNS = (
     "bucket_start",
     "region",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections import defaultdict
 
 from channels.layers import get_channel_layer
+
+from probes.runtime import BackgroundLoop
 
 log = logging.getLogger(__name__)
 
@@ -33,34 +34,15 @@ def broadcast(items: list[dict]) -> None:
     if layer is None:
         return
     try:
-        asyncio.run_coroutine_threadsafe(_send(layer, items), _loop()).result(timeout=10)
+        asyncio.run_coroutine_threadsafe(_send(layer, items), _broadcast_loop.get()).result(timeout=10)
     except Exception:  # noqa: BLE001 - the rows are stored; a live view lagging must not fail ingest
         log.warning("broadcast of %d measurements failed", len(items), exc_info=True)
 
 
-_lock = threading.Lock()
-_event_loop: asyncio.AbstractEventLoop | None = None
-
-
-def _loop() -> asyncio.AbstractEventLoop:
-    """One long-lived loop per process for broadcasts. async_to_sync from a
-    worker thread would build a thread, a loop and a Redis connection per
-    batch; this keeps one connection pool warm."""
-    global _event_loop
-    with _lock:
-        if _event_loop is None or not _event_loop.is_running():
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=run, name="broadcast-loop", daemon=True).start()
-            ready.wait()
-            _event_loop = loop
-        return _event_loop
+# One long-lived loop per process for broadcasts. async_to_sync from a worker
+# thread would build a thread, a loop and a Redis connection per batch; this
+# keeps one connection pool warm.
+_broadcast_loop = BackgroundLoop("broadcast-loop")
 
 
 async def _send(layer, items: list[dict]) -> None:

@@ -313,13 +313,6 @@ def raw_intervals(since: datetime, until: datetime, marked: set[datetime]) -> li
     return intervals
 
 
-def raw_intervals_q(since: datetime, until: datetime, marked: set[datetime]) -> Q:
-    q = Q(pk__in=[])
-    for a, b in raw_intervals(since, until, marked):
-        q |= Q(started_at__gte=a, started_at__lt=b)
-    return q
-
-
 def hour_runs(hours: Iterable[datetime]) -> list[tuple[datetime, datetime]]:
     """Consecutive hours merged into [start, end) ranges: a few range
     conditions use an index better than an IN list of hundreds of hours."""

@@ -35,22 +35,43 @@ def run(coro):
         return runner.run(coro)
 
 
+class BackgroundLoop:
+    """An event loop running forever in a daemon thread, started on first
+    use (and again if it ever stopped), for sync code to submit coroutines."""
+
+    def __init__(self, name: str, factory=asyncio.new_event_loop) -> None:
+        self._name = name
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or not self._loop.is_running():
+                loop = self._factory()
+                ready = threading.Event()
+
+                def serve() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                threading.Thread(target=serve, name=self._name, daemon=True).start()
+                ready.wait()
+                self._loop = loop
+            return self._loop
+
+
+_probe_loop = BackgroundLoop("probe-loop", new_loop)
+
+
 def _start() -> tuple[asyncio.AbstractEventLoop, Engine]:
     global _loop, _engine
+    loop = _probe_loop.get()
     with _lock:
-        if _loop is None or not _loop.is_running():
-            loop = new_loop()
-            ready = threading.Event()
-
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=run, name="probe-loop", daemon=True).start()
-            ready.wait()
-            _loop = loop
-            _engine = Engine()
+        # Warm pools belong to a loop: a new loop gets a new engine.
+        if loop is not _loop:
+            _loop, _engine = loop, Engine()
         return _loop, _engine
 
 

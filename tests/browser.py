@@ -39,6 +39,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import wait_for
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -239,14 +241,7 @@ def snap(page, label: str) -> Path:
 
 def wait_until(page, predicate, timeout: float, message: str, interval_ms: int = 50):
     """Poll a Python predicate while letting Playwright deliver its events (they arrive only while it waits)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {message}")
-        page.wait_for_timeout(interval_ms)
+    return wait_for(predicate, timeout, interval_ms / 1000, message, sleep=lambda s: page.wait_for_timeout(s * 1000))
 
 
 @pytest.fixture

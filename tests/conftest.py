@@ -277,3 +277,22 @@ def llm_probe(make_region, make_target, make_probe, mockllm):
         return make_probe(target=target, regions=[region], interval_seconds=interval, timeout_seconds=timeout)
 
     return make
+
+
+@pytest.fixture
+def now():
+    """The current time, at least a minute from an hour's edges: rollup tests
+    reason about which hour is the current one, so it must not change under
+    them."""
+    import time
+    from datetime import UTC, datetime
+
+    from probes.rollups import floor_hour
+
+    current = datetime.now(UTC)
+    into_hour = (current - floor_hour(current)).total_seconds()
+    if into_hour > 3600 - 60:
+        time.sleep(3600 - into_hour + 2)
+    elif into_hour < 2:
+        time.sleep(2 - into_hour)
+    return datetime.now(UTC)

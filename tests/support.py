@@ -64,15 +64,17 @@ class Proc:
         return self.popen.returncode
 
 
-def wait_for(predicate, timeout: float, interval: float = 0.2, message: str = "condition"):
+def wait_for(predicate, timeout: float, interval: float = 0.2, message: str = "condition", sleep=time.sleep):
+    """Poll until the predicate is true; `sleep` lets a caller wait its own
+    way (a browser test must let Playwright deliver events meanwhile)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {message}")
-        time.sleep(interval)
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {message}")
+        sleep(interval)
 
 
 class TcpProxy:

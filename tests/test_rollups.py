@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import math
 import random
-import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -23,19 +22,6 @@ from probes.rollups import HOUR, floor_hour, prune_raw, read_window, rebuild_hou
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 # Per-region latency: far enough apart that mixing regions up shows.
 MEDIAN_TTFT = {0: 180.0, 1: 950.0}
-
-
-@pytest.fixture
-def now():
-    """The current time, away from an hour's edges: the tests reason about
-    which hour is the current one, so it must not change under them."""
-    current = datetime.now(UTC)
-    into_hour = (current - floor_hour(current)).total_seconds()
-    if into_hour > 3600 - 30:
-        time.sleep(3600 - into_hour + 2)
-    elif into_hour < 2:
-        time.sleep(2 - into_hour)
-    return datetime.now(UTC)
 
 
 @pytest.fixture

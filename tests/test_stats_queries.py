@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -26,19 +25,6 @@ from probes.rollups import HOUR, coverage, floor_hour, rebuild_range
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 # 10,000 km along the equator from (0, 0).
 LON_10000_KM = math.degrees(10_000 / EARTH_RADIUS_KM)
-
-
-@pytest.fixture
-def now():
-    """The current time, away from an hour's edges: the tests reason about
-    which hour is the current one, so it must not change under them."""
-    current = datetime.now(UTC)
-    into_hour = (current - floor_hour(current)).total_seconds()
-    if into_hour > 3600 - 60:
-        time.sleep(3600 - into_hour + 2)
-    elif into_hour < 2:
-        time.sleep(2 - into_hour)
-    return datetime.now(UTC)
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ import socket
 import ssl
 import time
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import httpcore
 
@@ -72,13 +72,10 @@ class Timeline:
     connect_end: int | None = None
     tls_start: int | None = None
     tls_end: int | None = None
-    request_sent: int | None = None
-    first_byte: int | None = None
     last_read: int | None = None
     phase: str = "start"  # the phase in progress: where a failure happened
     remote_addr: str | None = None
     new_connection: bool = False
-    extra: dict = field(default_factory=dict)
     # Emulated geography (see ProbeSpec); the backend reads it from here
     # because httpcore gives it nothing of the call but host and port.
     emulated_rtt_ms: float = 0.0
@@ -103,8 +100,6 @@ class TimedStream(httpcore.AsyncNetworkStream):
         tl = current.get()
         if tl is not None and data:
             tl.last_read = stamp
-            if tl.first_byte is None and tl.request_sent is not None:
-                tl.first_byte = stamp
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
@@ -121,7 +116,6 @@ class TimedStream(httpcore.AsyncNetworkStream):
         await self._inner.write(data, timeout)
         tl = current.get()
         if tl is not None:
-            tl.request_sent = now_ns()
             tl.phase = "request"
 
     async def aclose(self) -> None:
