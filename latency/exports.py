@@ -23,9 +23,9 @@ import psycopg
 from django.db import connections
 from psycopg import sql
 
-from latency.stats import MAX_WINDOW, PERCENTILES, BadParameter, _aware, _single, _values
+from latency.stats import MAX_WINDOW, PERCENTILES, BadParameter, _aware, _single, _values, parse_ids, parse_region_ids
 from probes.engine.result import OUTCOMES
-from probes.models import Probe, Region, Target
+from probes.models import Probe, Target
 from probes.timeparse import parse_when
 
 MEASUREMENT_COLUMNS = (
@@ -89,20 +89,6 @@ class ExportFilters:
     bucket: str = DEFAULT_BUCKET
 
 
-def _ids(params, name: str, model) -> list[int]:
-    ids: list[int] = []
-    for text in _values(params, name):
-        if not text.isdigit():
-            raise BadParameter(name, f"{name} must be a {name} id (an integer), got {text!r}")
-        if int(text) not in ids:
-            ids.append(int(text))
-    known = set(model.objects.filter(id__in=ids).values_list("id", flat=True))
-    unknown = [str(i) for i in ids if i not in known]
-    if unknown:
-        raise BadParameter(name, f"unknown {name} id {', '.join(unknown)}")
-    return ids
-
-
 def _when(params, name: str, now: datetime) -> datetime | None:
     text = _single(params, name)
     if text is None:
@@ -119,11 +105,7 @@ def parse_export_filters(params, now: datetime) -> ExportFilters:
     as 24h; default the last 24 hours); bucket (regions.csv only). Raises
     BadParameter naming the parameter."""
     now = _aware(now)
-    slugs = _values(params, "region")
-    by_slug = dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id"))
-    unknown = [s for s in slugs if s not in by_slug]
-    if unknown:
-        raise BadParameter("region", f"unknown region {', '.join(repr(s) for s in unknown)}")
+    region_ids = parse_region_ids(params)
     outcomes = list(dict.fromkeys(_values(params, "outcome")))
     bad = [o for o in outcomes if o not in OUTCOMES]
     if bad:
@@ -140,9 +122,9 @@ def parse_export_filters(params, now: datetime) -> ExportFilters:
     return ExportFilters(
         since=since,
         until=until,
-        target_ids=_ids(params, "target", Target),
-        probe_ids=_ids(params, "probe", Probe),
-        region_ids=list(dict.fromkeys(by_slug[s] for s in slugs)),
+        target_ids=parse_ids(params, "target", Target),
+        probe_ids=parse_ids(params, "probe", Probe),
+        region_ids=region_ids,
         outcomes=outcomes,
         bucket=bucket,
     )

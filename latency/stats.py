@@ -146,6 +146,38 @@ def _single(params, name: str) -> str | None:
     return values[0] if values else None
 
 
+def parse_ids(params, name: str, model, *, allow_all: bool = False) -> list[int]:
+    """Repeatable id parameter (target, probe): integers of existing rows, in
+    order, without repeats; empty (or "all" where allowed) means all."""
+    texts = _values(params, name)
+    if allow_all and "all" in texts:
+        return []
+    ids: list[int] = []
+    for text in texts:
+        if not text.isdigit():
+            also = " or all" if allow_all else ""
+            raise BadParameter(name, f"{name} must be a {name} id{also}, got {text!r}")
+        if int(text) not in ids:
+            ids.append(int(text))
+    known = set(model.objects.filter(id__in=ids).values_list("id", flat=True))
+    unknown = [str(i) for i in ids if i not in known]
+    if unknown:
+        raise BadParameter(name, f"unknown {name} id {', '.join(unknown)}")
+    return ids
+
+
+def parse_region_ids(params, *, allow_all: bool = False) -> list[int]:
+    """Repeatable `region` parameter: slugs of existing regions, as ids."""
+    slugs = _values(params, "region")
+    if allow_all and "all" in slugs:
+        return []
+    by_slug = dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id"))
+    unknown = [s for s in slugs if s not in by_slug]
+    if unknown:
+        raise BadParameter("region", f"unknown region {', '.join(repr(s) for s in unknown)}")
+    return list(dict.fromkeys(by_slug[s] for s in slugs))
+
+
 def parse_filters(params: Mapping[str, list[str]], now: datetime) -> Filters:
     """Filters from query parameters (a QueryDict or a mapping of name to
     list of values): target (ids, repeatable, or "all"), region (slugs,
@@ -155,29 +187,8 @@ def parse_filters(params: Mapping[str, list[str]], now: datetime) -> Filters:
     naming the parameter."""
     now = _aware(now)
 
-    target_ids: list[int] = []
-    targets = _values(params, "target")
-    if targets and "all" not in targets:
-        for text in targets:
-            if not text.isdigit():
-                raise BadParameter("target", f"target must be a target id or all, got {text!r}")
-            if int(text) not in target_ids:
-                target_ids.append(int(text))
-        known = set(Target.objects.filter(id__in=target_ids).values_list("id", flat=True))
-        unknown = [str(t) for t in target_ids if t not in known]
-        if unknown:
-            raise BadParameter("target", f"unknown target id {', '.join(unknown)}")
-
-    region_ids: list[int] = []
-    slugs = _values(params, "region")
-    if slugs and "all" not in slugs:
-        by_slug = dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id"))
-        unknown = [s for s in slugs if s not in by_slug]
-        if unknown:
-            raise BadParameter("region", f"unknown region {', '.join(repr(s) for s in unknown)}")
-        for slug in slugs:
-            if by_slug[slug] not in region_ids:
-                region_ids.append(by_slug[slug])
+    target_ids = parse_ids(params, "target", Target, allow_all=True)
+    region_ids = parse_region_ids(params, allow_all=True)
 
     since_text, until_text = _single(params, "since"), _single(params, "until")
     window = _single(params, "window") or ("custom" if since_text or until_text else DEFAULT_WINDOW)
