@@ -26,10 +26,11 @@ migrate: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python manage.py demo --state var/demo --host $(HOST) --port $(PORT)
 
-# With no DATABASE_URL / REDIS_URL and nothing on the default ports, the suite runs on embedded
-# PostgreSQL and Redis in a temporary folder.
+# The suite runs on embedded PostgreSQL and Redis in a temporary folder, unless servers are named
+# for it in LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL (it creates and drops databases and
+# flushes its Redis database there). DATABASE_URL / REDIS_URL are never used by the tests.
 test: $(STAMP)
-	$(BIN)/python -m latency.embedded run --auto -- $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m latency.embedded run --tests -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe_accuracy.py

@@ -13,10 +13,11 @@ the lock free, a server still running from the folder is a leftover of a killed 
 stopped before a fresh one starts.
 
 Command line (used by `make test`):
-    python -m latency.embedded run [--state DIR] [--auto] -- COMMAND...
-runs COMMAND with DATABASE_URL / REDIS_URL / LATENCY_TEST_REDIS_URL pointing at embedded
-servers, then stops them and exits with COMMAND's status. With --auto a service is embedded only
-when its URL is unset and nothing listens on its default port.
+    python -m latency.embedded run [--state DIR] [--tests] -- COMMAND...
+runs COMMAND with DATABASE_URL / REDIS_URL pointing at embedded servers for whichever of the two
+is unset, then stops them and exits with COMMAND's status. With --tests only the test-specific
+LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL count: the suite never touches a server it was
+not explicitly given (a developer's own Redis on :6379 is not flushed).
 """
 
 from __future__ import annotations
@@ -570,28 +571,29 @@ class Services:
         self.lock.release()
 
 
-def _default_listening(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return port_in_use(parts.hostname or "127.0.0.1", parts.port or 0)
-
-
 def _run(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         print("latency.embedded run: give a command after --", file=sys.stderr)
         return 2
-    database_url = os.environ.get("DATABASE_URL")
-    redis_url = os.environ.get("REDIS_URL")
-    if args.auto:
-        # Use a server already on the default port (this is how CI and developers' machines run).
-        if not database_url and _default_listening("postgres://127.0.0.1:5432"):
-            database_url = "external"
-        if not redis_url and _default_listening("redis://127.0.0.1:6379"):
-            redis_url = "external"
+    env = dict(os.environ)
+    if args.tests:
+        # The suite creates and drops databases and flushes its Redis database: it may only do
+        # that to servers named for it. A DATABASE_URL / REDIS_URL exported for a developer's own
+        # work is never used (nor is whatever happens to listen on the default ports).
+        database_url = env.pop("LATENCY_TEST_DATABASE_URL", "") or None
+        redis_url = env.pop("LATENCY_TEST_REDIS_URL", "") or None
+        env.pop("DATABASE_URL", None)
+        env.pop("REDIS_URL", None)
+        if database_url:
+            env["DATABASE_URL"] = database_url
+        if redis_url:
+            env["REDIS_URL"] = env["LATENCY_TEST_REDIS_URL"] = redis_url
+    else:
+        database_url = env.get("DATABASE_URL")
+        redis_url = env.get("REDIS_URL")
     if database_url and redis_url:
-        os.execvp(command[0], command)
+        os.execvpe(command[0], command, env)
     tmp = None
     if args.state:
         state = Path(args.state)
@@ -599,7 +601,6 @@ def _run(args: argparse.Namespace) -> int:
         tmp = tempfile.mkdtemp(prefix="latency-embedded-")
         state = Path(tmp)
     services = Services(state, database_url=database_url, redis_url=redis_url)
-    env = dict(os.environ)
     stop_requested = []
 
     def on_signal(signum, frame):
@@ -615,7 +616,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"[ok] embedded PostgreSQL: {env['DATABASE_URL']}", file=sys.stderr)
         if services.redis is not None:
             env["REDIS_URL"] = services.start_redis()
-            env.setdefault("LATENCY_TEST_REDIS_URL", services.redis.url_for(15))
+            if args.tests:
+                env["LATENCY_TEST_REDIS_URL"] = services.redis.url_for(15)
             print(f"[ok] embedded Redis: {env['REDIS_URL']}", file=sys.stderr)
         services.write_manifest()
         # The child shares our session, so a terminal's Ctrl-C reaches it directly; we wait for it.
@@ -652,8 +654,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="action", required=True)
     run = sub.add_parser("run", help="run a command against embedded PostgreSQL and Redis")
     run.add_argument("--state", help="state folder (default: a temporary one, removed afterwards)")
-    run.add_argument("--auto", action="store_true",
-                     help="embed a service only when its URL is unset and nothing listens on its default port")
+    run.add_argument("--tests", action="store_true",
+                     help="for the test suite: use only LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL, "
+                          "embedding each one not given (never DATABASE_URL / REDIS_URL)")
     run.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     return _run(args)

@@ -148,22 +148,17 @@ def server(request, mockllm, mockllm_tls):
 # --- the pipeline: real Redis broker, real Postgres, real worker processes --
 
 import os  # noqa: E402
-from urllib.parse import quote, urlsplit, urlunsplit  # noqa: E402
-
-
-def _redis_db_url(url: str, db: int) -> str:
-    parts = urlsplit(url)
-    if parts.scheme == "unix":
-        return url  # a unix socket URL keeps its own database choice
-    return urlunsplit((parts.scheme, parts.netloc, f"/{db}", parts.query, ""))
+from urllib.parse import quote  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def test_redis_url():
-    """The suite's own Redis database, flushed by each pipeline test."""
-    from django.conf import settings
-
-    return os.environ.get("LATENCY_TEST_REDIS_URL") or _redis_db_url(settings.REDIS_URL, 15)
+    """The suite's own Redis database, flushed by each pipeline test: only one named for the
+    tests (`make test` embeds one when LATENCY_TEST_REDIS_URL is not given)."""
+    url = os.environ.get("LATENCY_TEST_REDIS_URL")
+    if not url:
+        pytest.fail("LATENCY_TEST_REDIS_URL is not set: run the suite with `make test`, which embeds a Redis for it")
+    return url
 
 
 def _database_url(settings_dict: dict, host: str | None = None, port: int | None = None) -> str:

@@ -21,6 +21,9 @@ HTTP_ERROR = "http_error"
 UPSTREAM_ERROR = "upstream_error"
 TRUNCATED = "truncated"
 PROTOCOL_ERROR = "protocol_error"
+# The probe as configured cannot be sent (missing CA file, a header or key that
+# HTTP cannot carry, a malformed host): a stored result, never a crash.
+CONFIG_ERROR = "config_error"
 
 OUTCOMES = (
     OK,
@@ -32,6 +35,7 @@ OUTCOMES = (
     UPSTREAM_ERROR,
     TRUNCATED,
     PROTOCOL_ERROR,
+    CONFIG_ERROR,
 )
 
 STYLES = ("openai", "anthropic", "gemini", "http")
