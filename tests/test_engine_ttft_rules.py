@@ -8,6 +8,19 @@ import uuid
 import pytest
 
 STYLES = ["openai", "anthropic", "gemini"]
+# The mock sends the milestone's successor this long after it. How close our
+# stamps come to the server's send times (a fraction of a millisecond) is
+# bench/probe_accuracy.py's figure; a test on a loaded machine can only
+# assert what a correct engine meets under any load: never before the server
+# sent it, and attributed to its own event, not to the next one (a stalled
+# reader that takes in two events at once carries the later one's kernel
+# stamp, so the bound is half the gap, not a few milliseconds).
+NEXT_TOKEN_MS = 100
+
+
+def assert_stamped_at(measured_ms, server_ns, start_ns):
+    sent_ms = (server_ns - start_ns) / 1e6
+    assert -0.5 < measured_ms - sent_ms < NEXT_TOKEN_MS / 2, (measured_ms, sent_ms)
 
 
 def server_log(server, request_id):
@@ -21,7 +34,7 @@ def server_log(server, request_id):
 @pytest.mark.parametrize("style", STYLES)
 def test_pings_empty_deltas_and_bookkeeping_do_not_stop_ttft(style, server, probe_url, measure):
     rid = uuid.uuid4().hex
-    url = probe_url(server, style, pings=3, ttft_ms=150, tokens=4, gap_ms=5)
+    url = probe_url(server, style, pings=3, ttft_ms=150, tokens=4, gap_ms=NEXT_TOKEN_MS)
     m = measure(url, style, server, headers={"x-mock-request-id": rid})
     assert m.outcome == "ok", m.error
     log = server_log(server, rid)
@@ -32,19 +45,17 @@ def test_pings_empty_deltas_and_bookkeeping_do_not_stop_ttft(style, server, prob
         assert m.first_event_ms == m.ttft_ms, "Gemini's first event is its first token"
     else:
         assert m.first_event_ms < 100, "the bookkeeping event came first"
-    t0 = m.start_ns
-    seen_ms = (log["first_token_ns"] - t0) / 1e6
-    assert abs(m.ttft_ms - seen_ms) < 5, (m.ttft_ms, seen_ms)
+    assert_stamped_at(m.ttft_ms, log["first_token_ns"], m.start_ns)
 
 
 @pytest.mark.parametrize("style", STYLES)
 def test_reasoning_counts_for_ttft_and_answer_for_ttfat(style, server, probe_url, measure):
     rid = uuid.uuid4().hex
-    url = probe_url(server, style, reasoning_tokens=5, tokens=3, gap_ms=30)
+    url = probe_url(server, style, reasoning_tokens=5, tokens=3, gap_ms=NEXT_TOKEN_MS)
     m = measure(url, style, server, headers={"x-mock-request-id": rid})
     log = server_log(server, rid)
-    assert m.ttfat_ms - m.ttft_ms >= 5 * 30 - 5
-    assert abs(m.ttfat_ms - (log["first_answer_ns"] - m.start_ns) / 1e6) < 5
+    assert m.ttfat_ms - m.ttft_ms >= 5 * NEXT_TOKEN_MS - 5
+    assert_stamped_at(m.ttfat_ms, log["first_answer_ns"], m.start_ns)
 
 
 @pytest.mark.parametrize("variant", [{"crlf": 1}, {"split": 1}, {"split": 1, "crlf": 1}, {"multiline": 1}])
@@ -63,10 +74,8 @@ def test_split_reads_parse_for_every_style(style, server, probe_url, measure):
 
 def test_milestones_match_server_send_times(server, probe_url, measure):
     rid = uuid.uuid4().hex
-    url = probe_url(server, "openai", headers_delay_ms=40, ttft_ms=60, tokens=5, gap_ms=10)
+    url = probe_url(server, "openai", headers_delay_ms=40, ttft_ms=NEXT_TOKEN_MS, tokens=5, gap_ms=NEXT_TOKEN_MS)
     m = measure(url, "openai", server, headers={"x-mock-request-id": rid})
     log = server_log(server, rid)
     for field, key in (("ttfb_ms", "headers_sent_ns"), ("ttft_ms", "first_token_ns"), ("total_ms", "last_byte_ns")):
-        server_ms = (log[key] - m.start_ns) / 1e6
-        # Client sees it after the server sent it, and soon after.
-        assert -0.5 < getattr(m, field) - server_ms < 5, (field, getattr(m, field), server_ms)
+        assert_stamped_at(getattr(m, field), log[key], m.start_ns)
