@@ -9,16 +9,18 @@ django_asgi_app = get_asgi_application()
 # need Django set up first.
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from latency.routing import websocket_urlpatterns  # noqa: E402
+from latency.security import SameOriginValidator, require_collected_static  # noqa: E402
+
+# In production a missing `collectstatic` would turn every page into a 500:
+# refuse to start instead, naming the command.
+require_collected_static()
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        # Browsers send cookies with cross-site websocket handshakes, and CSRF
-        # protection does not cover them: only pages served from one of
-        # ALLOWED_HOSTS may open the feed.
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Only pages served from this very origin (scheme, host and port) may open the feed.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
