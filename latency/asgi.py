@@ -5,6 +5,16 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 django_asgi_app = get_asgi_application()
 
+from django.conf import settings  # noqa: E402
+
+# Under ASGI each request runs its synchronous parts (sessions, auth, the
+# ORM) in a thread of its own, so a persistent connection is one connection
+# per request left open for CONN_MAX_AGE: 20 parallel requests held 20 idle
+# connections besides their work. Django's documentation says to disable
+# persistent connections under ASGI; the web process closes each at the end
+# of its request (workers keep theirs).
+settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
 # These import models (via the auth middleware and the consumer), so they
 # need Django set up first.
 from channels.auth import AuthMiddlewareStack  # noqa: E402

@@ -79,6 +79,11 @@ def allowed_origins(scope) -> set[tuple[str, str, int]]:
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
     origins = {key for key in map(_origin_key, settings.CSRF_TRUSTED_ORIGINS) if key}
     host = headers.get("host", "")
+    if not host and scope.get("server"):
+        # No Host header (not a browser): the address the connection reached,
+        # as Django falls back to SERVER_NAME.
+        server_host, server_port = scope["server"][0], scope["server"][1]
+        host = f"[{server_host}]:{server_port}" if ":" in str(server_host) else f"{server_host}:{server_port}"
     domain, _port = split_domain_port(host)
     allowed_hosts = settings.ALLOWED_HOSTS
     if settings.DEBUG and not allowed_hosts:
