@@ -9,7 +9,6 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from latency.asgi import application
-from latency.consumers import CLOSE_UNSUPPORTED_DATA
 from probes.live import broadcast
 from tests.test_consumer_websocket import (  # noqa: F401 (fixtures)
     TIMEOUT,
@@ -19,6 +18,8 @@ from tests.test_consumer_websocket import (  # noqa: F401 (fixtures)
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+CLOSE_UNSUPPORTED_DATA = 1003  # RFC 6455
 
 
 def socket(*headers: tuple[bytes, bytes], host: bytes = b"127.0.0.1:8000", scheme: str = "ws", path="/ws/measurements/"):
