@@ -8,6 +8,7 @@ for the length of the download.
 from __future__ import annotations
 
 import threading
+import weakref
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -70,22 +71,22 @@ class ExportSlots:
             self.active += 1
             return ExportSlot(self)
 
-    def _give_back(self) -> None:
+    def give_back(self, slot: ExportSlot) -> None:
+        # Called from the stream's end, its cancellation, response.close() (in
+        # another thread) and the finalizer: whichever comes first counts, once.
         with self._lock:
-            self.active -= 1
+            if slot.held:
+                slot.held = False
+                self.active -= 1
 
 
 class ExportSlot:
     def __init__(self, slots: ExportSlots) -> None:
         self._slots = slots
-        self._held = True
+        self.held = True
 
     def release(self) -> None:
-        # Called from the stream's end, its cancellation and response.close():
-        # whichever comes first gives the slot back, once.
-        if self._held:
-            self._held = False
-            self._slots._give_back()
+        self._slots.give_back(self)
 
 
 SLOTS = ExportSlots()
@@ -103,6 +104,10 @@ class ExportResponse(StreamingHttpResponse):
         super().__init__(chunks, **kwargs)
         self._chunks = chunks
         self._slot = slot
+        # A client that leaves before the body starts cancels the response
+        # before __aiter__ or close() ever run: the slot then comes back when
+        # the response object is dropped.
+        weakref.finalize(self, slot.release)
 
     async def __aiter__(self):
         try:
