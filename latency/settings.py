@@ -267,5 +267,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
     # httpx logs every request URL at INFO; a URL can carry a key, and the
     # probe engine reports what matters itself.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    # django-axes announces itself at INFO in every process (workers and
+    # `manage.py probe` included); its lockouts are logged at WARNING.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }
