@@ -186,7 +186,10 @@ AXES_FAILURE_LIMIT = env_int("LATENCY_LOGIN_FAILURE_LIMIT", 5, minimum=1, maximu
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LATENCY_LOGIN_COOLOFF_MINUTES", 15, minimum=1, maximum=7 * 24 * 60))
 AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username"]]
 AXES_CLIENT_IP_CALLABLE = "latency.proxy.client_ip"
-AXES_RESET_ON_SUCCESS = True
+# Failures expire with the cool-off only: a successful sign-in deletes the
+# failures matching its address or its username, so resetting on success
+# would let anyone with an account wipe the count of their guesses at others.
+AXES_RESET_ON_SUCCESS = False
 # Attempts made while locked out are refused without being stored, so
 # hammering a locked account costs no database writes and the cool-off runs
 # from the last real failure.
@@ -242,8 +245,9 @@ if LATENCY_PRODUCTION:
 # adds this host's ws:/wss: origin to connect-src). Scripts come only from
 # our own static files: no inline script, no eval. Styles allow
 # 'unsafe-inline' because plotly.js writes <style> elements and style=""
-# attributes while drawing (and the admin uses a few style attributes);
-# injected CSS cannot run code, and every value we render is escaped.
+# attributes while drawing (tests/test_browser_content_security_policy.py
+# sees the violations without it); injected CSS cannot run code, and every
+# value we render is escaped.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],

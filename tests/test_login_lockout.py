@@ -139,3 +139,11 @@ def test_behind_a_trusted_proxy_clients_are_counted_by_their_own_address(staff, 
     locked = sign_in("/accounts/login/", "bob", PASSWORD, address="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.66")
     assert locked[0].status_code == 429
     assert sign_in("/accounts/login/", "bob", PASSWORD, address="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.67")[1]
+
+
+def test_signing_in_to_ones_own_account_does_not_wipe_the_count_of_guesses_at_another(staff):
+    fail("/accounts/login/", "alice", LIMIT - 1, address="198.51.100.30")
+    assert sign_in("/accounts/login/", "bob", PASSWORD, address="198.51.100.30")[1]
+    fail("/accounts/login/", "alice", 1, address="198.51.100.31")
+    response, signed_in = sign_in("/accounts/login/", "alice", PASSWORD, address="203.0.113.77")
+    assert not signed_in and response.status_code == 429
