@@ -5,20 +5,32 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 django_asgi_app = get_asgi_application()
 
+from django.conf import settings  # noqa: E402
+
+# Under ASGI each request runs its synchronous parts (sessions, auth, the
+# ORM) in a thread of its own, so a persistent connection is one connection
+# per request left open for CONN_MAX_AGE: 20 parallel requests held 20 idle
+# connections besides their work. Django's documentation says to disable
+# persistent connections under ASGI; the web process closes each at the end
+# of its request (workers keep theirs).
+settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
 # These import models (via the auth middleware and the consumer), so they
 # need Django set up first.
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from latency.routing import websocket_urlpatterns  # noqa: E402
+from latency.security import SameOriginValidator, require_collected_static  # noqa: E402
+
+# In production a missing `collectstatic` would turn every page into a 500:
+# refuse to start instead, naming the command.
+require_collected_static()
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        # Browsers send cookies with cross-site websocket handshakes, and CSRF
-        # protection does not cover them: only pages served from one of
-        # ALLOWED_HOSTS may open the feed.
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Only pages served from this very origin (scheme, host and port) may open the feed.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

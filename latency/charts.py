@@ -5,6 +5,7 @@ no HTTP. Every value put into a figure is a plain Python number or string
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from collections import defaultdict
@@ -60,6 +61,16 @@ SEGMENT_LABELS = {
     "first_token": "first token",
     "streaming": "streaming",
 }
+
+
+def label_text(value) -> str:
+    """A name (region, city, target, model, location) as plain text inside a
+    figure. Plotly renders a subset of HTML in text, hover text, legend
+    entries and tick labels (<a href>, <b>, <br>, entities): an admin-typed
+    name must show as typed, never become a link or markup. Plotly decodes
+    &lt; &gt; &amp; back to the characters when it draws (not &quot;, so
+    quotes stay as they are: without a "<" they cannot open a tag)."""
+    return html.escape("" if value is None else str(value), quote=False)
 
 
 def unit(metric: str) -> str:
@@ -147,9 +158,9 @@ def _region_hover(row: dict, metric: str, pname: str) -> str:
     u = unit(metric)
     suffix = f" {u}"
     label = metric_label(metric)
-    lines = [f"<b>{row['name']}</b>"]
+    lines = [f"<b>{label_text(row['name'])}</b>"]
     if row.get("city") or row.get("country"):
-        lines[0] += f" ({', '.join(x for x in (row.get('city'), row.get('country')) if x)})"
+        lines[0] += f" ({', '.join(label_text(x) for x in (row.get('city'), row.get('country')) if x)})"
     if row.get("value_kind") == "mean":
         lines.append(f"mean {label}: {_fmt(row.get('value'), suffix)}")
     else:
@@ -193,7 +204,7 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                     line={"width": 1.2, "color": PATH_COLOR},
                     hoverinfo="skip",
                     showlegend=False,
-                    name=f"path {row['slug']}",
+                    name=f"path {label_text(row['slug'])}",
                     meta={"role": "path", "region": row["slug"]},
                 )
             )
@@ -203,11 +214,11 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
         for row in without:
             if row.get("samples"):
                 hover.append(
-                    f"<b>{row['name']}</b><br>{row['samples']} samples, error rate {_percent(row.get('error_rate'))}"
+                    f"<b>{label_text(row['name'])}</b><br>{row['samples']} samples, error rate {_percent(row.get('error_rate'))}"
                     f"<br>no {label} value in this window"
                 )
             else:
-                hover.append(f"<b>{row['name']}</b><br>no data in this window")
+                hover.append(f"<b>{label_text(row['name'])}</b><br>no data in this window")
         fig.add_trace(
             go.Scattergeo(
                 lat=[r["lat"] for r in without],
@@ -262,7 +273,8 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
         )
 
     if has_target:
-        where = target.get("location_name") or "hosting location"
+        where = label_text(target.get("location_name") or "hosting location")
+        target_name = label_text(target.get("name") or "target")
         fig.add_trace(
             go.Scattergeo(
                 lat=[target["lat"]],
@@ -272,8 +284,11 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                 text=[where],
                 textposition="top center",
                 textfont={"size": 11},
-                hovertemplate=f"<b>{target.get('name', 'target')}</b><br>{where}<extra></extra>",
-                name=target.get("name", "target"),
+                # Names travel in text/name, never in the template itself, where
+                # a "%{...}" in a name would be read as a placeholder.
+                hovertext=[f"<b>{target_name}</b><br>{where}"],
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=target_name,
                 showlegend=False,
                 meta={"role": "target"},
             )
@@ -335,11 +350,11 @@ def histogram_figure(
                 x=[b[0] for b in bins],
                 y=ys,
                 width=[b[1] for b in bins],
-                name=slug,
+                name=label_text(slug),
                 marker={"color": colors.get(slug, PALETTE[0]), "line": {"width": 0}},
                 opacity=0.55,
                 hovertemplate=(
-                    f"{slug}<br>~%{{x:.1f}} {unit(metric)}<br>"
+                    f"%{{fullData.name}}<br>~%{{x:.1f}} {unit(metric)}<br>"
                     + ("%{y:.1%} of samples" if share else "%{y} samples")
                     + "<extra></extra>"
                 ),
@@ -391,7 +406,7 @@ def timeseries_figure(rows: list[dict], metric: str, *, colors: dict[str, str] |
     fig = go.Figure()
     for slug in sorted(by_region, key=lambda s: (by_region[s][0].get("region_name") or s, s)):
         series = sorted(by_region[slug], key=lambda r: r["bucket_start"])
-        name = series[0].get("region_name") or slug
+        name = label_text(series[0].get("region_name") or slug)
         color = colors.get(slug, PALETTE[0])
         lines = [("p50", "solid"), ("p95", "dash")]
         if all(r.get("p50") is None for r in series) and any(r.get("mean") is not None for r in series):
@@ -409,7 +424,7 @@ def timeseries_figure(rows: list[dict], metric: str, *, colors: dict[str, str] |
                     showlegend=i == 0,
                     line={"color": color, "dash": dash, "width": 2 if dash == "solid" else 1.5},
                     connectgaps=False,
-                    hovertemplate=f"{name} {key}: %{{y:.1f}} {u}<extra></extra>",
+                    hovertemplate=f"%{{fullData.name}}: %{{y:.1f}} {u}<extra></extra>",
                     meta={"region": slug, "stat": key},
                 )
             )
@@ -429,7 +444,7 @@ def timeseries_figure(rows: list[dict], metric: str, *, colors: dict[str, str] |
 def phases_figure(rows: list[dict]) -> go.Figure:
     """Horizontal stacked bars, one per region, of the six segments of a
     call in fixed colours. rows: stats.phases."""
-    names = [row.get("region_name") or row["region"] for row in rows]
+    names = [label_text(row.get("region_name") or row["region"]) for row in rows]
     fig = go.Figure()
     for segment, color in SEGMENT_COLORS.items():
         fig.add_trace(

@@ -18,6 +18,8 @@ from probes.live import GLOBAL_GROUP, target_group
 # tells a test (and a log reader) why.
 CLOSE_LOGIN_REQUIRED = 4401
 CLOSE_BAD_PARAMETER = 4400
+# RFC 6455: "received a type of data it cannot accept".
+CLOSE_UNSUPPORTED_DATA = 1003
 
 
 def _target_param(query_string: bytes) -> tuple[bool, int | None]:
@@ -57,9 +59,13 @@ class MeasurementsConsumer(AsyncJsonWebsocketConsumer):
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def receive_json(self, content, **kwargs) -> None:
-        # A read-only feed: whatever a client sends is ignored.
-        return
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        # A read-only feed: text a client sends (JSON or not) is ignored
+        # without being parsed; a binary frame is no part of the protocol
+        # and closes the socket cleanly (the JSON consumer's own receive
+        # would raise on either and drop the connection with 1006).
+        if bytes_data is not None:
+            await self.close(code=CLOSE_UNSUPPORTED_DATA)
 
     async def measurements_new(self, event) -> None:
         await self.send_json({"type": "measurements", "items": event["items"]})

@@ -6,21 +6,37 @@ latency.env, which refuse bad values instead of guessing.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from csp.constants import NONE, SELF
+
 from latency.env import database_from_url, env_bool, env_int, env_list, env_str
+from latency.proxy import parse_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", False)
+LATENCY_PRODUCTION = env_bool("LATENCY_PRODUCTION", False)
 
 _DEV_SECRET = "dev-insecure-latency-atlas-secret-key-change-me-in-production-please"
-SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET if DEBUG or not env_bool("LATENCY_PRODUCTION", False) else "")
-if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when LATENCY_PRODUCTION=true")
-LATENCY_PRODUCTION = env_bool("LATENCY_PRODUCTION", False)
+if LATENCY_PRODUCTION:
+    # DEBUG pages show settings and tracebacks to any visitor, and DEBUG once
+    # meant the development key was used silently: refuse both outright.
+    if DEBUG:
+        raise ImproperlyConfigured(
+            "DEBUG=true cannot be combined with LATENCY_PRODUCTION=true: debug pages show tracebacks and "
+            "settings to every visitor. Unset DEBUG (or set DEBUG=false) in production."
+        )
+    SECRET_KEY = env_str("SECRET_KEY", "")
+    if not SECRET_KEY or SECRET_KEY == _DEV_SECRET:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set (to a long random value, not the development key) when LATENCY_PRODUCTION=true"
+        )
+else:
+    SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -35,12 +51,18 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "channels",
+    "axes",
+    "csp",
     "probes",
     "latency",
 ]
 
 MIDDLEWARE = [
+    # First: forwarding headers from anyone but a trusted proxy are dropped
+    # before SecurityMiddleware (HTTPS redirect) or axes (client address) read them.
+    "latency.proxy.TrustedProxyMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "latency.security.SiteCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -48,6 +70,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "latency.urls"
@@ -129,6 +153,9 @@ CELERY_BEAT_SCHEDULE = {
 LATENCY_RETENTION_DAYS = env_int("LATENCY_RETENTION_DAYS", 30, minimum=1)
 LATENCY_ROLLUP_RETENTION_DAYS = env_int("LATENCY_ROLLUP_RETENTION_DAYS", 0, minimum=0)
 LATENCY_PRUNE_BATCH = env_int("LATENCY_PRUNE_BATCH", 10000, minimum=100)
+# CSV exports each hold a PostgreSQL connection for their whole stream:
+# beyond this many at once per web process, the next one is answered 429.
+LATENCY_MAX_CONCURRENT_EXPORTS = env_int("LATENCY_MAX_CONCURRENT_EXPORTS", 4, minimum=1, maximum=100)
 LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -137,6 +164,39 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # First: a locked-out username or address is refused here, before
+    # ModelBackend runs the password hasher (~0.6 s of CPU per attempt).
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+# Proxies whose X-Forwarded-Proto / X-Forwarded-For are believed (latency.proxy);
+# from any other peer those headers are removed.
+LATENCY_TRUSTED_PROXIES = env_list("LATENCY_TRUSTED_PROXIES", [])
+LATENCY_TRUSTED_PROXY_NETWORKS = parse_proxies(LATENCY_TRUSTED_PROXIES)
+if LATENCY_TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Login throttling (django-axes) on every login form (/accounts/login/ and
+# /admin/login/). Failures are counted per client address and, separately,
+# per username: either reaching the limit locks that address or that
+# username out until the cool-off has passed since the last failure.
+AXES_FAILURE_LIMIT = env_int("LATENCY_LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LATENCY_LOGIN_COOLOFF_MINUTES", 15, minimum=1, maximum=7 * 24 * 60))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username"]]
+AXES_CLIENT_IP_CALLABLE = "latency.proxy.client_ip"
+# Failures expire with the cool-off only: a successful sign-in deletes the
+# failures matching its address or its username, so resetting on success
+# would let anyone with an account wipe the count of their guesses at others.
+AXES_RESET_ON_SUCCESS = False
+# Attempts made while locked out are refused without being stored, so
+# hammering a locked account costs no database writes and the cool-off runs
+# from the last real failure.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
 
@@ -175,12 +235,33 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 if LATENCY_PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+
+# Content-Security-Policy on every response (django-csp; latency.security
+# adds this host's ws:/wss: origin to connect-src). Scripts come only from
+# our own static files: no inline script, no eval. Styles allow
+# 'unsafe-inline' because plotly.js writes <style> elements and style=""
+# attributes while drawing (tests/test_browser_content_security_policy.py
+# sees the violations without it); injected CSS cannot run code, and every
+# value we render is escaped.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 LOGGING = {
     "version": 1,
@@ -190,5 +271,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
     # httpx logs every request URL at INFO; a URL can carry a key, and the
     # probe engine reports what matters itself.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    # django-axes announces itself at INFO in every process (workers and
+    # `manage.py probe` included); its lockouts are logged at WARNING.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }

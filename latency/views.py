@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from functools import wraps
 
-from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
@@ -20,6 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 
 from latency import stats
+from latency.access import can_read_dashboard, may_see_errors, visible_rows
 from probes.models import Probe, Region, Target
 
 # Display names; the valid values themselves are latency.stats' to decide.
@@ -40,9 +40,7 @@ RECENT_LIMIT = 50
 
 
 def can_read(request: HttpRequest) -> bool:
-    # Read per request, not at import: the setting is a deployment switch and
-    # tests flip it with override_settings.
-    return settings.LATENCY_PUBLIC_DASHBOARD or request.user.is_authenticated
+    return can_read_dashboard(request.user)
 
 
 def dashboard_page(view):
@@ -210,11 +208,13 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_page
 def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
     target = get_object_or_404(Target, pk=target_id)
+    user = request.user
     context = {
         "target": target,
         "probes": list(target.probes.order_by("name").prefetch_related("regions")),
-        "measurements": stats.recent_measurements(target.id, RECENT_LIMIT),
-        "failures": stats.recent_failures(target.id, RECENT_LIMIT),
+        "measurements": visible_rows(stats.recent_measurements(target.id, RECENT_LIMIT), user),
+        "failures": visible_rows(stats.recent_failures(target.id, RECENT_LIMIT), user),
+        "show_errors": may_see_errors(user),
         "limit": RECENT_LIMIT,
     }
     return render(request, "dashboard/target.html", context)

@@ -311,7 +311,11 @@ class UvicornServer:
                 check=True,
                 timeout=120,
             )
-        args = [*uvicorn_command(), "latency.asgi:application", "--host", "127.0.0.1", "--port", str(self.port)]
+        # --no-proxy-headers: forwarding headers are Django's to judge (latency.proxy), as in production.
+        args = [
+            *uvicorn_command(), "latency.asgi:application", "--host", "127.0.0.1", "--port", str(self.port),
+            "--no-proxy-headers",
+        ]  # fmt: skip
         if not self.access_log:
             args += ["--no-access-log", "--log-level", "warning"]
         self.popen = subprocess.Popen(

@@ -189,6 +189,10 @@ def test_an_unknown_region_or_target_is_not_found(client, viewer, world):
 
 @pytest.mark.django_db
 def test_the_target_page_lists_recent_failures_with_their_outcome_and_error(client, viewer, world):
+    # Error texts are for users allowed to view measurements (tests/test_error_text_visibility.py).
+    from django.contrib.auth.models import Permission
+
+    viewer.user_permissions.add(Permission.objects.get(codename="view_measurement", content_type__app_label="probes"))
     html = page(client, f"/targets/{world['slow'].id}/")
     failures = html[html.index('id="recent-failures"') : html.index('id="recent-measurements"')]
     assert failures.count("<tr>") == 1 + 2  # heading and two failures

@@ -161,7 +161,7 @@ class Command(BaseCommand):
         self.spawn("scheduler", ["scheduler", "--loglevel", "WARNING"])
         self.say("ok", f"ingest worker, region worker ({len(slugs)} regions), scheduler started")
         self.spawn("web", ["-m", "uvicorn", "latency.asgi:application", "--host", self.host, "--port",
-                           str(self.port), "--no-access-log"], manage=False)
+                           str(self.port), "--no-access-log", "--no-proxy-headers"], manage=False)
         self.step(f"web server on {self.host}:{self.port}", self._wait_port, "web", self.port, self.host, 60)
         self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/",
                                      children={name: p.pid for name, p, _ in self.children})
