@@ -23,7 +23,7 @@ import httpx
 from probes.engine import clock
 from probes.engine.clock import Timeline, now_ns
 from probes.engine.config import ConfigProblem, Credentials, host_problem, read_credentials
-from probes.engine.redact import Redactor
+from probes.engine.redact import MAX_ERROR, Redactor
 from probes.engine.result import (
     COLD,
     CONFIG_ERROR,
@@ -212,7 +212,7 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
         # never a crash on every run (and never the field's value).
         redact = Redactor(creds.secrets)
         result.outcome = CONFIG_ERROR
-        result.error = redact(_with_unset(str(exc), creds))
+        result.error = _with_unset(str(exc), creds, redact)
         result.started_at = datetime.now(UTC).isoformat(timespec="microseconds")
         return result
     # Every value read from the environment, whatever the provider or a
@@ -315,16 +315,18 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
 
     _fill(result, tl, state, received, spec, style.name, response)
     if result.outcome != OK and creds.unset:
-        result.error = redact(_with_unset(result.error or "", creds))
+        result.error = _with_unset(result.error or "", creds, redact)
     return result
 
 
-def _with_unset(message: str, creds: Credentials) -> str:
+def _with_unset(message: str, creds: Credentials, redact: Redactor) -> str:
+    """The redacted message, ending with the unset variables' names: the
+    likeliest cause of a failure, so the note is never the part cut off."""
     if not creds.unset:
-        return message
-    names = ", ".join(creds.unset)
+        return redact(message)
     verb = "is" if len(creds.unset) == 1 else "are"
-    return f"{message}; environment variable {names} {verb} not set"
+    note = f"; environment variable {', '.join(creds.unset)} {verb} not set"[:MAX_ERROR]
+    return redact(message, MAX_ERROR - len(note)) + note
 
 
 async def _build(engine: Engine, spec: ProbeSpec, style, creds: Credentials):
