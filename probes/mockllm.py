@@ -32,10 +32,26 @@ import tempfile
 import threading
 import time
 import uuid
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+from probes.mockformats import (
+    ANSWER,
+    FORMATS,
+    HALF,
+    META,
+    SERVER_ERROR,
+    TOKEN,
+    WAIT,
+    _Anthropic,
+    _dumps,
+    _Gemini,
+    _OpenAI,
+    error_body,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,20 +61,32 @@ MAX_HEADERS = 100
 LINE_LIMIT = 64 * 1024
 IDLE_TIMEOUT_S = 120.0
 FAULTS = ("none", "429", "500", "error_mid", "truncate", "stall", "malformed", "slow_headers")
+# echo_key: put the credential the request carried into the fault's error message (the 429/500 body, the
+# error_mid event, the malformed line), as some providers do, in one of these forms; tests check it never
+# reaches what a client reports.
+ECHO_FORMS = ("none", "raw", "percent", "json", "repr")
+# error_format: the 429/500 body as the provider's JSON, or as plain text (a proxy's or gateway's page).
+ERROR_FORMATS = ("json", "text")
+# encoding: compress bodies and streams whatever the client asked for (servers that ignore Accept-Encoding).
+ENCODINGS = ("identity", "gzip", "deflate")
+CHOICES = {"fault": FAULTS, "echo_key": ECHO_FORMS, "error_format": ERROR_FORMATS, "encoding": ENCODINGS}
 MID_FAULTS = ("error_mid", "truncate", "stall")
-SERVER_ERROR = "The server had an error while processing your request."
+def _credential_value(headers: Mapping[str, str]) -> str | None:
+    for name in ("authorization", "x-api-key", "x-goog-api-key"):
+        if name in headers:
+            value = headers[name]
+            return value[7:] if name == "authorization" and value.lower().startswith("bearer ") else value
+    return None
 
-# Kinds of stream items. META, TOKEN and ANSWER are written and decide which
-# timestamps a write sets; WAIT and HALF only tell the writer where the first
-# token delay goes and where mid-stream faults strike.
-META, TOKEN, ANSWER, WAIT, HALF = range(5)
 
-ANSWER_WORDS = ["Hello", " from", " the", " mock", " server", ":", " tokens", " arrive", " one", " at", " a", " time"]
-REASONING_WORDS = ["Let", " me", " think", " about", " this", " step", " by", " step", "."]
-# With split=1 the words carry 2-, 3- and 4-byte UTF-8 characters so that a
-# split write can land inside one of them.
-SPLIT_ANSWER_WORDS = ["héllo", " 日本", " naïve", " café", " 🚀", " from", " the", " mock", "."]
-SPLIT_REASONING_WORDS = ["Hmm", " ça", " 思考", " déjà", " vu", " 🤔", "."]
+def _echo(headers: Mapping[str, str], form: str) -> str:
+    """The text a provider that echoes keys adds to its error message."""
+    value = _credential_value(headers)
+    if form == "none" or value is None:
+        return ""
+    shown = {"raw": value, "percent": quote(value, safe=""), "json": json.dumps(value)[1:-1].replace("/", "\\/"),
+             "repr": repr(value.encode("latin-1", "backslashreplace"))}[form]
+    return f" Incorrect API key provided: {shown}."
 
 
 def _credential(headers: Mapping[str, str]) -> dict[str, str] | None:
@@ -80,7 +108,7 @@ class KnobError(ValueError):
         self.knob = knob
 
 
-# name: (type, built-in default, lowest, highest); flags are the ints 0 and 1, and "fault" is one of FAULTS.
+# name: (type, built-in default, lowest, highest); flags are the ints 0 and 1, and str knobs take one of CHOICES.
 MAX_MS = 3_600_000
 KNOBS: dict[str, tuple[type, Any, float, float]] = {
     "headers_delay_ms": (float, 0.0, 0, MAX_MS),
@@ -95,6 +123,9 @@ KNOBS: dict[str, tuple[type, Any, float, float]] = {
     "split": (int, 0, 0, 1),
     "multiline": (int, 0, 0, 1),
     "fault": (str, "none", 0, 0),
+    "echo_key": (str, "none", 0, 0),
+    "error_format": (str, "json", 0, 0),
+    "encoding": (str, "identity", 0, 0),
     "fault_rate": (float, 1.0, 0, 1),
     "cold_start_after_s": (float, 0.0, 0, 86_400 * 365),
     "cold_start_ms": (float, 0.0, 0, MAX_MS),
@@ -113,8 +144,8 @@ def parse_knob(name: str, raw: Any) -> Any:
     kind, _, low, high = KNOBS[name]
     text = str(int(raw) if isinstance(raw, bool) else raw).strip()
     if kind is str:
-        if text not in FAULTS:
-            raise KnobError(name, f"must be one of {', '.join(FAULTS)} (got {raw!r})")
+        if text not in CHOICES[name]:
+            raise KnobError(name, f"must be one of {', '.join(CHOICES[name])} (got {raw!r})")
         return text
     try:
         value = float(text) if kind is float else int(text, 10)
@@ -139,11 +170,6 @@ def resolve_knobs(query: Mapping[str, str], headers: Mapping[str, str], defaults
             name = header[len("x-mock-"):].replace("-", "_")
             knobs[name] = parse_knob(name, raw)
     return knobs
-
-
-def _dumps(obj: Any, indent: int | None = None) -> str:
-    # Raw UTF-8 rather than \u escapes, so that split writes really cut characters.
-    return json.dumps(obj, ensure_ascii=False, indent=indent, separators=None if indent else (",", ":"))
 
 
 def _split_points(data: bytes) -> list[bytes]:
@@ -223,6 +249,17 @@ class _Out:
         self.keep = req.keep_alive if req else False
         self.chunked = req is not None and req.version == "HTTP/1.1"
         self.split, self.slow_ms = False, 0.0
+        self.encoding = "identity"
+        self._compressor: Any = None
+
+    def compress(self, data: bytes, final: bool = True) -> bytes:
+        """Whole bodies at once; stream events one by one, each flushed so that the client can decode it on
+        arrival, as a compressing server that streams does."""
+        if self.encoding == "identity":
+            return data
+        if self._compressor is None:
+            self._compressor = zlib.compressobj(wbits=31 if self.encoding == "gzip" else 15)
+        return self._compressor.compress(data) + self._compressor.flush(zlib.Z_FINISH if final else zlib.Z_SYNC_FLUSH)
 
     async def _write(self, data: bytes) -> None:
         self.writer.write(data)
@@ -238,6 +275,8 @@ class _Out:
             self.keep = self.keep and self.chunked
         elif status not in (204, 304):
             hdrs.append(("Content-Length", str(length)))
+        if self.encoding != "identity":
+            hdrs.append(("Content-Encoding", self.encoding))
         hdrs += [("x-mock-request-id", self.rec.get("request_id", "-")), *extra,
                  ("Connection", "keep-alive" if self.keep else "close")]
         status_line = f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n".encode("latin-1")
@@ -262,7 +301,10 @@ class _Out:
                              ("first_answer_ns", kind == ANSWER)):
             if applies and self.rec.get(key) is None:
                 self.rec[key] = now
-        pieces = _split_points(data) if self.split else [data]
+        if self.encoding != "identity":
+            pieces = [self.compress(data, final=end)]
+        else:
+            pieces = _split_points(data) if self.split else [data]
         for i, piece in enumerate(pieces):
             frame = b"%x\r\n%s\r\n" % (len(piece), piece) if self.chunked else piece
             if i:
@@ -278,191 +320,6 @@ class _Out:
         self.rec["last_byte_ns"] = time.monotonic_ns()
         if self.chunked:
             await self._write(b"0\r\n\r\n")
-
-
-class _Format:
-    """What one answer consists of, and the SSE framing shared by the providers."""
-
-    def __init__(self, model: str, body: dict[str, Any], knobs: dict[str, Any], max_tokens: Any) -> None:
-        self.model, self.knobs = model, knobs
-        self.id, self.created = uuid.uuid4().hex[:24], int(time.time())
-        prompt = {k: v for k, v in body.items() if k in ("messages", "system", "contents", "systemInstruction")}
-        self.prompt_tokens = max(1, len(_dumps(prompt)) // 4)
-        self.capped = type(max_tokens) is int and 0 <= max_tokens < knobs["tokens"]
-        self.answer = max_tokens if self.capped else knobs["tokens"]
-        self.reasoning = knobs["reasoning_tokens"]
-        words = SPLIT_ANSWER_WORDS if knobs["split"] else ANSWER_WORDS
-        thoughts = SPLIT_REASONING_WORDS if knobs["split"] else REASONING_WORDS
-        self.answer_words = [words[i % len(words)] for i in range(self.answer)]
-        self.reasoning_words = [thoughts[i % len(thoughts)] for i in range(self.reasoning)]
-        options = body.get("stream_options")
-        self.include_usage = knobs["usage"] and isinstance(options, dict) and options.get("include_usage") is True
-        self.eol = "\r\n" if knobs["crlf"] else "\n"
-
-    @property
-    def completion_tokens(self) -> int:
-        return self.answer + self.reasoning
-
-    def sse(self, data: Any = None, event: str | None = None, comment: str | None = None) -> bytes:
-        lines = [":" + comment] if comment is not None else []
-        if event:
-            lines.append("event: " + event)
-        if data is not None:
-            text = data if isinstance(data, str) else _dumps(data, indent=2 if self.knobs["multiline"] else None)
-            lines += ["data: " + part for part in text.split("\n")]
-        return (self.eol.join(lines) + self.eol * 2).encode()
-
-    def ping(self) -> bytes:
-        return self.sse(comment=" keep-alive")
-
-    def malformed(self) -> bytes:
-        return self.sse('{"choices": [tru')
-
-    def answers(self, make: Callable[[str, bool], bytes]) -> Iterator[tuple[int, bytes]]:
-        for i, word in enumerate(self.answer_words):
-            if i == self.answer // 2:
-                yield HALF, b""
-            yield ANSWER, make(word, i == self.answer - 1)
-        if not self.answer:
-            yield HALF, b""
-
-
-class _OpenAI(_Format):
-    def chunk(self, delta: dict[str, Any] | None, finish: str | None = None) -> bytes:
-        obj: dict[str, Any] = {"id": "chatcmpl-mock" + self.id, "object": "chat.completion.chunk",
-                               "created": self.created, "model": self.model, "system_fingerprint": None,
-                               "choices": [] if delta is None else
-                               [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
-        if self.include_usage:
-            obj["usage"] = self.usage() if delta is None else None
-        return self.sse(obj)
-
-    def usage(self) -> dict[str, Any]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.prompt_tokens + self.completion_tokens,
-                "completion_tokens_details": {"reasoning_tokens": self.reasoning}}
-
-    def stream(self) -> Iterator[tuple[int, bytes]]:
-        yield META, self.chunk({"role": "assistant", "content": ""})
-        yield WAIT, self.chunk({"content": ""})  # sent after pings, as a token look-alike that is not one
-        for word in self.reasoning_words:
-            yield TOKEN, self.chunk({"reasoning_content": word})
-        yield from self.answers(lambda word, last: self.chunk({"content": word}))
-        yield META, self.chunk({}, "length" if self.capped else "stop")
-        if self.include_usage:
-            yield META, self.chunk(None)
-        yield META, self.sse("[DONE]")
-
-    def error(self) -> bytes:
-        return self.sse({"error": {"message": SERVER_ERROR, "type": "server_error", "code": None}})
-
-    def complete(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.answer_words), "refusal": None}
-        if self.reasoning:
-            message["reasoning_content"] = "".join(self.reasoning_words)
-        obj = {"id": "chatcmpl-mock" + self.id, "object": "chat.completion", "created": self.created,
-               "model": self.model, "choices": [{"index": 0, "message": message, "logprobs": None,
-                                                 "finish_reason": "length" if self.capped else "stop"}]}
-        return {**obj, "usage": self.usage()} if self.knobs["usage"] else obj
-
-
-class _Anthropic(_Format):
-    def ev(self, data: dict[str, Any]) -> bytes:
-        return self.sse(data, event=data["type"])
-
-    def message(self, content: list[dict[str, Any]], stop: str | None, output_tokens: int) -> dict[str, Any]:
-        return {"id": "msg_mock" + self.id, "type": "message", "role": "assistant", "model": self.model,
-                "content": content, "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": self.prompt_tokens, "output_tokens": output_tokens}}
-
-    def ping(self) -> bytes:
-        return self.ev({"type": "ping"})
-
-    def stream(self) -> Iterator[tuple[int, bytes]]:
-        yield META, self.ev({"type": "message_start", "message": self.message([], None, 1)})
-        yield WAIT, b""
-        if self.reasoning:
-            yield META, self.ev({"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
-            for word in self.reasoning_words:
-                yield TOKEN, self.ev({"type": "content_block_delta", "index": 0,
-                                      "delta": {"type": "thinking_delta", "thinking": word}})
-            yield META, self.ev({"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "signature_delta", "signature": "mocksig-" + self.id}})
-            yield META, self.ev({"type": "content_block_stop", "index": 0})
-        index = 1 if self.reasoning else 0
-        yield META, self.ev({"type": "content_block_start", "index": index,
-                             "content_block": {"type": "text", "text": ""}})
-        yield from self.answers(lambda word, last: self.ev(
-            {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": word}}))
-        yield META, self.ev({"type": "content_block_stop", "index": index})
-        # Anthropic always reports usage, so the usage knob does not apply here.
-        stop = "max_tokens" if self.capped else "end_turn"
-        yield META, self.ev({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                             "usage": {"output_tokens": self.completion_tokens}})
-        yield META, self.ev({"type": "message_stop"})
-
-    def error(self) -> bytes:
-        return self.ev({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-
-    def malformed(self) -> bytes:
-        return self.sse('{"choices": [tru', event="content_block_delta")
-
-    def complete(self) -> dict[str, Any]:
-        content = [{"type": "text", "text": "".join(self.answer_words)}]
-        if self.reasoning:
-            content.insert(0, {"type": "thinking", "thinking": "".join(self.reasoning_words),
-                               "signature": "mocksig-" + self.id})
-        return self.message(content, "max_tokens" if self.capped else "end_turn", self.completion_tokens)
-
-
-class _Gemini(_Format):
-    def response(self, parts: list[dict[str, Any]], final: bool) -> dict[str, Any]:
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-        obj: dict[str, Any] = {"candidates": [candidate], "modelVersion": self.model, "responseId": self.id}
-        if final:
-            candidate["finishReason"] = "MAX_TOKENS" if self.capped else "STOP"
-            if self.knobs["usage"]:
-                obj["usageMetadata"] = {"promptTokenCount": self.prompt_tokens, "candidatesTokenCount": self.answer,
-                                        "thoughtsTokenCount": self.reasoning,
-                                        "totalTokenCount": self.prompt_tokens + self.completion_tokens}
-        return obj
-
-    def stream(self) -> Iterator[tuple[int, bytes]]:
-        yield WAIT, b""
-        for word in self.reasoning_words:
-            yield TOKEN, self.sse(self.response([{"text": word, "thought": True}], False))
-        # Like the real API, the last text chunk itself carries finishReason and usage.
-        yield from self.answers(lambda word, last: self.sse(self.response([{"text": word}], last)))
-        if not self.answer:
-            yield META, self.sse(self.response([{"text": ""}], True))
-
-    def error(self) -> bytes:
-        return self.sse({"error": {"code": 503, "message": "The model is overloaded. Please try again later.",
-                                   "status": "UNAVAILABLE"}})
-
-    def complete(self) -> dict[str, Any]:
-        parts = [{"text": "".join(self.answer_words)}]
-        if self.reasoning:
-            parts.insert(0, {"text": "".join(self.reasoning_words), "thought": True})
-        return self.response(parts, True)
-
-
-FORMATS: dict[str, type[_OpenAI | _Anthropic | _Gemini]] = {"openai": _OpenAI, "anthropic": _Anthropic,
-                                                            "gemini": _Gemini}
-_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 405: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
-
-
-def error_body(style: str, status: int, message: str, **extra: Any) -> dict[str, Any]:
-    """Each provider's error JSON, so that clients classify errors as they would in production."""
-    if style == "openai":
-        kind, code = {429: ("requests", "rate_limit_exceeded"), 500: ("server_error", None)}.get(
-            status, ("invalid_request_error", None))
-        return {"error": {"message": message, "type": kind, "param": None, "code": code, **extra}}
-    if style == "anthropic":
-        kind = {429: "rate_limit_error", 500: "api_error"}.get(status, "invalid_request_error")
-        return {"type": "error", "error": {"type": kind, "message": message, **extra}}
-    return {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "UNKNOWN"), **extra}}
 
 
 class MockLLMServer:
@@ -633,14 +490,18 @@ class MockLLMServer:
         fault = knobs["fault"]
         if fault != "none" and self._random.random() >= knobs["fault_rate"]:
             fault = "none"
-        out.rec.update(fault=fault, style=style, model=model, stream=stream, credential=_credential(req.headers))
-        out.split = knobs["split"]
+        out.rec.update(fault=fault, style=style, model=model, stream=stream, credential=_credential(req.headers),
+                       accept_encoding=req.headers.get("accept-encoding"))
+        out.split, out.encoding = knobs["split"], knobs["encoding"]
+        echo = _echo(req.headers, knobs["echo_key"])
         out.slow_ms = knobs["slow_headers_ms"] if fault == "slow_headers" else 0.0
         await self._sleep(knobs["headers_delay_ms"], knobs)
         if fault in ("429", "500"):
             status = int(fault)
-            message = "Rate limit reached for requests" if status == 429 else SERVER_ERROR
+            message = ("Rate limit reached for requests" if status == 429 else SERVER_ERROR) + echo
             extra = (("Retry-After", str(knobs["retry_after"])),) if status == 429 else ()
+            if knobs["error_format"] == "text":
+                return await self._send(out, status, message.encode(), head_only, extra, ctype="text/plain")
             return await self._send(out, status, error_body(style, status, message), head_only, extra)
 
         if style == "http":
@@ -655,6 +516,7 @@ class MockLLMServer:
         max_tokens = (body.get("max_completion_tokens", body.get("max_tokens")) if style != "gemini"
                       else config.get("maxOutputTokens") if isinstance(config, dict) else None)
         fmt = FORMATS[style](model, body, knobs, max_tokens)
+        fmt.echo = echo
         first_delay = out.rec["first_token_delay_ms"] = self._first_token_delay(model, knobs)
         if not stream:
             # A non-streamed answer only leaves once fully "generated".
@@ -668,12 +530,14 @@ class MockLLMServer:
 
     async def _send(self, out: _Out, status: int, payload: dict[str, Any] | bytes, head_only: bool = False,
                     extra: tuple[tuple[str, str], ...] = (), fault: str = "none",
-                    reader: asyncio.StreamReader | None = None, stall_s: float = 0.0) -> bool:
+                    reader: asyncio.StreamReader | None = None, stall_s: float = 0.0,
+                    ctype: str = "application/json") -> bool:
         """A Content-Length answer; the stream faults get their non-stream meaning here."""
         data = payload if isinstance(payload, bytes) else _dumps(payload).encode()
         if fault == "malformed":
             data = b'{"choices": [tru'
-        await out.head(status, "application/json", len(data), extra)
+        data = out.compress(data)
+        await out.head(status, ctype, len(data), extra)
         if head_only or status in (204, 304):
             return out.keep
         if fault == "truncate":  # fewer bytes than Content-Length promised: what a dropped upstream looks like

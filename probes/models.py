@@ -18,6 +18,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import F, Q
 
+from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
 from probes.engine.result import (
     COLD,
     MEASUREMENT_FIELDS,
@@ -49,12 +50,7 @@ CONNECTION_CHOICES = [
 # Header names whose value is a credential. Storing one literally would put a
 # secret in the database, admin history and backups.
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
-# Same syntax the engine expands at call time (probes.engine._ENV_REF).
-ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
-# RFC 9110 token characters: anything else makes httpx refuse the request at
-# probe time, far from where the mistake was made.
-HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 # What may surround ${VAR} in a secret header: an auth scheme such as "Bearer ".
 AUTH_SCHEME_ONLY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9-]* +)?\Z")
 # Query parameters that carry API keys (Gemini accepts ?key=).
@@ -81,6 +77,11 @@ def validate_http_url(value: str) -> None:
         raise ValidationError(
             "URL must include a host name, e.g. https://api.openai.com/v1/chat/completions", code="url_host"
         )
+    # The engine's own check (IDNA 2008, as httpx encodes names): a host DNS
+    # cannot be asked for would otherwise fail every run on every worker.
+    problem = host_problem(parts.hostname)
+    if problem:
+        raise ValidationError("URL %(problem)s.", code="url_host_invalid", params={"problem": problem})
     if parts.username or parts.password:
         raise ValidationError(
             "Do not put credentials in the URL; name the environment variable holding the key in api_key_env.",
@@ -125,11 +126,25 @@ def validate_headers(value) -> None:
                 code="header_value_type",
                 params={"name": name, "type": type(val).__name__},
             )
+        if name.lower() in RESERVED_HEADERS:
+            raise ValidationError(
+                'Header "%(name)s" is set by the HTTP client itself (from the URL and the request body); remove it.',
+                code="header_reserved",
+                params={"name": name},
+            )
         if any(ch in val for ch in "\r\n\x00"):
             raise ValidationError(
                 'Header "%(name)s" must not contain line breaks.', code="header_value_newline", params={"name": name}
             )
         bare = ENV_REF.sub("", val)
+        problem = char_problem(bare)
+        if problem:
+            raise ValidationError(
+                'Header "%(name)s" %(problem)s: HTTP header values can carry only printable ASCII, spaces and tabs '
+                "(retype quotes and dashes pasted from a document).",
+                code="header_value_chars",
+                params={"name": name, "problem": problem},
+            )
         if "${" in bare:
             raise ValidationError(
                 'Header "%(name)s": ${...} must name an environment variable (letters, digits and underscores, '

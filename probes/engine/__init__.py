@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import ssl
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
 
 import anyio._backends._asyncio  # noqa: F401  (loaded lazily on first use otherwise)
 import anyio.streams.tls  # noqa: F401
@@ -22,8 +22,11 @@ import httpx
 
 from probes.engine import clock
 from probes.engine.clock import Timeline, now_ns
+from probes.engine.config import ConfigProblem, Credentials, host_problem, read_credentials
+from probes.engine.redact import MAX_ERROR, Redactor
 from probes.engine.result import (
     COLD,
+    CONFIG_ERROR,
     CONNECT_ERROR,
     DNS_ERROR,
     HTTP_ERROR,
@@ -45,7 +48,8 @@ from probes.engine.transport import TimedTransport
 __all__ = ["Engine", "Measurement", "ProbeSpec", "measure", "measure_sync"]
 
 ERROR_BODY_CAP = 64 * 1024
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# What the engine can decode when a server compresses although asked not to.
+DECODABLE = frozenset({"gzip", "deflate"})
 
 
 class _TooLarge(Exception):
@@ -69,7 +73,17 @@ class Engine:
         if ctx is None:
             ctx = ssl.create_default_context()
             if ca_bundle:
-                ctx.load_verify_locations(cafile=ca_bundle)
+                # The file lives on this worker: only the worker can find it
+                # missing. Not cached when it fails, so a fixed file is used
+                # at the next run.
+                if not os.path.isfile(ca_bundle):
+                    raise ConfigProblem("ca_bundle", "no such file on this worker")
+                try:
+                    ctx.load_verify_locations(cafile=ca_bundle)
+                except (ssl.SSLError, ValueError):  # before OSError: SSLError is one
+                    raise ConfigProblem("ca_bundle", "the file holds no PEM certificate") from None
+                except OSError:
+                    raise ConfigProblem("ca_bundle", "the file cannot be read on this worker") from None
             ctx.set_alpn_protocols(["http/1.1"])
             self._contexts[ca_bundle] = ctx
         return ctx
@@ -106,7 +120,9 @@ class Engine:
                 response = await client.head(spec.url, headers={"user-agent": "latency-atlas-probe/0.1"})
                 await response.aclose()
             return True
-        except (TimeoutError, httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError, OSError, ssl.SSLError):
+        except (TimeoutError, httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError, OSError, ssl.SSLError,
+                ConfigProblem, UnicodeError):
+            # measure() reports what went wrong; a warm-up only says it failed.
             return False
         finally:
             clock.current.reset(token)
@@ -154,35 +170,6 @@ def _ms(start: int | None, end: int | None) -> float | None:
     return round((end - start) / 1e6, 3)
 
 
-def _secrets_and_headers(spec: ProbeSpec) -> tuple[str | None, dict[str, str], list[str]]:
-    secrets: list[str] = []
-    api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
-    if api_key:
-        secrets.append(api_key)
-    headers: dict[str, str] = {}
-    for name, value in spec.headers.items():
-        # ${VAR} in a header value is read from the environment at call time,
-        # so a secret header never has to be stored with the probe.
-        def expand(m: re.Match) -> str:
-            val = os.environ.get(m.group(1), "")
-            if val:
-                secrets.append(val)
-            return val
-
-        headers[name] = _ENV_REF.sub(expand, str(value))
-    return api_key, headers, secrets
-
-
-def _redact(message: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if secret:
-            message = message.replace(secret, "[redacted]")
-    # Query strings may carry keys (Gemini's ?key=): never echo them.
-    message = re.sub(r"([?&](?:key|api_key|apikey|token|access_token)=)[^&\s'\"]+", r"\1[redacted]", message)
-    message = " ".join(message.split())
-    return message[:300]
-
-
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -215,18 +202,22 @@ def _failure_outcome(tl: Timeline) -> str:
 
 async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
     style = STYLES[spec.style]
-    api_key, extra_headers, secrets = _secrets_and_headers(spec)
+    creds = Credentials()
     result = Measurement(connection=spec.connection)
     try:
-        plan = style.plan(spec, api_key)
-    except ValueError as exc:
-        result.outcome = PROTOCOL_ERROR
-        result.error = _redact(f"cannot build request: {exc}", secrets)
-        result.started_at = datetime.now(UTC).isoformat()
+        read_credentials(spec.api_key_env, spec.headers, creds)
+        client, owned, plan, request = await _build(engine, spec, style, creds)
+    except ConfigProblem as exc:
+        # Nothing was sent: a stored result that says which field to fix,
+        # never a crash on every run (and never the field's value).
+        redact = Redactor(creds.secrets)
+        result.outcome = CONFIG_ERROR
+        result.error = _with_unset(str(exc), creds, redact)
+        result.started_at = datetime.now(UTC).isoformat(timespec="microseconds")
         return result
-    headers = {**plan.headers, **{k.lower(): v for k, v in extra_headers.items()}}
-    client, owned = engine._client(spec)
-    request = client.build_request(plan.method, plan.url, headers=headers, content=plan.body)
+    # Every value read from the environment, whatever the provider or a
+    # library does with it, is kept out of the messages.
+    redact = Redactor(creds.secrets)
 
     tl = Timeline.for_spec(spec)
     token = clock.current.set(tl)
@@ -247,13 +238,16 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                 tl.phase = "body"
 
                 if not 200 <= response.status_code < 300:
-                    body = await _read_capped(response, ERROR_BODY_CAP, tl, truncate=True)
                     result.outcome = HTTP_ERROR
                     result.retry_after_s = _retry_after(response.headers.get("retry-after"))
-                    etype, emsg = _error_from_body(body)
-                    result.error_type = etype
+                    try:
+                        body = await _read_capped(response, ERROR_BODY_CAP, tl, truncate=True)
+                        etype, emsg = _error_from_body(body)
+                    except ProtocolError as exc:  # a body compressed in a way we cannot read
+                        etype, emsg = None, str(exc)
+                    result.error_type = redact(etype, 100)
                     reason = response.reason_phrase or ""
-                    result.error = _redact(f"HTTP {response.status_code} {reason}: {emsg or etype or ''}", secrets)
+                    result.error = redact(f"HTTP {response.status_code} {reason}: {emsg or etype or ''}")
                 elif not plan.streaming:
                     body = await _read_capped(response, spec.max_response_bytes, tl)
                     received = len(body)
@@ -266,8 +260,8 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                     received = await _read_stream(response, style, state, spec.max_response_bytes, tl)
                     if state.failed:
                         result.outcome = UPSTREAM_ERROR
-                        result.error_type = state.upstream_error_type
-                        result.error = _redact(f"error event in stream: {state.upstream_error_message}", secrets)
+                        result.error_type = redact(state.upstream_error_type, 100)
+                        result.error = redact(f"error event in stream: {state.upstream_error_message}")
                     elif not state.terminal:
                         result.outcome = TRUNCATED
                         result.error = "stream ended without its terminal event"
@@ -281,31 +275,36 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
         except ProtocolError as exc:
             end = now_ns()
             result.outcome = PROTOCOL_ERROR
-            result.error = _redact(str(exc), secrets)
+            result.error = redact(str(exc))
         except _TooLarge:
             end = now_ns()
             result.outcome = PROTOCOL_ERROR
             result.error = f"response larger than {spec.max_response_bytes} bytes"
+        except httpx.DecodingError as exc:
+            end = now_ns()
+            result.outcome = PROTOCOL_ERROR
+            encoding = response.headers.get("content-encoding", "") if response is not None else ""
+            result.error = redact(f"response body does not decode as its Content-Encoding ({encoding}) says: {exc}")
         except (httpcore.ConnectError, httpcore.ConnectTimeout, ssl.SSLError) as exc:
             end = now_ns()
             result.outcome = _failure_outcome(tl)
-            result.error = _redact(_describe(exc), secrets)
+            result.error = redact(_describe(exc))
         except (httpcore.ReadError, httpcore.RemoteProtocolError, httpcore.WriteError, httpx.StreamError) as exc:
             end = now_ns()
             if tl.phase == "body":
                 # The connection ended inside the body: the stream was cut.
                 result.outcome = TRUNCATED
-                result.error = _redact(f"connection lost mid-stream: {_describe(exc)}", secrets)
+                result.error = redact(f"connection lost mid-stream: {_describe(exc)}")
             elif tl.phase in ("dns", "connect", "tls"):
                 result.outcome = _failure_outcome(tl)
-                result.error = _redact(_describe(exc), secrets)
+                result.error = redact(_describe(exc))
             else:
                 result.outcome = PROTOCOL_ERROR
-                result.error = _redact(f"bad or missing response: {_describe(exc)}", secrets)
+                result.error = redact(f"bad or missing response: {_describe(exc)}")
         except (httpcore.ProtocolError, httpcore.LocalProtocolError, httpx.HTTPError, OSError) as exc:
             end = now_ns()
             result.outcome = PROTOCOL_ERROR
-            result.error = _redact(_describe(exc), secrets)
+            result.error = redact(_describe(exc))
         result.total_ms = _ms(t0, end)
     finally:
         clock.current.reset(token)
@@ -315,10 +314,47 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
             await client.aclose()
 
     _fill(result, tl, state, received, spec, style.name, response)
-    if result.outcome != OK and spec.api_key_env and not api_key:
-        note = f"; environment variable {spec.api_key_env} is not set"
-        result.error = ((result.error or "") + note)[:300]
+    if result.outcome != OK and creds.unset:
+        result.error = _with_unset(result.error or "", creds, redact)
     return result
+
+
+def _with_unset(message: str, creds: Credentials, redact: Redactor) -> str:
+    """The redacted message, ending with the unset variables' names: the
+    likeliest cause of a failure, so the note is never the part cut off."""
+    if not creds.unset:
+        return redact(message)
+    verb = "is" if len(creds.unset) == 1 else "are"
+    note = f"; environment variable {', '.join(creds.unset)} {verb} not set"[:MAX_ERROR]
+    return redact(message, MAX_ERROR - len(note)) + note
+
+
+async def _build(engine: Engine, spec: ProbeSpec, style, creds: Credentials):
+    """(client, owned, plan, request), or ConfigProblem: everything that can
+    be wrong with the configuration shows here, before the clock starts."""
+    try:
+        host = urlsplit(spec.url).hostname
+    except ValueError:
+        raise ConfigProblem("url", "is not a valid URL") from None
+    problem = host_problem(host)
+    if problem:
+        raise ConfigProblem("url", problem)
+    try:
+        plan = style.plan(spec, creds.api_key)
+    except ValueError as exc:
+        # The style's own messages name what is missing (a model), no value.
+        raise ConfigProblem("model" if "model" in str(exc) else "url", str(exc)) from None
+    headers = {**plan.headers, **{k.lower(): v for k, v in creds.headers.items()}}
+    client, owned = engine._client(spec)
+    try:
+        request = client.build_request(plan.method, plan.url, headers=headers, content=plan.body)
+    except (httpx.InvalidURL, UnicodeError, ValueError, TypeError) as exc:
+        # Checked above field by field; this guards what slipped through,
+        # naming the kind of error only (its text may quote a value).
+        if owned:
+            await client.aclose()
+        raise ConfigProblem("url", f"the request cannot be built ({type(exc).__name__})") from None
+    return client, owned, plan, request
 
 
 def _phase_name(phase: str) -> str:
@@ -351,15 +387,37 @@ def _error_from_body(body: bytes) -> tuple[str | None, str | None]:
     try:
         payload = json.loads(body.decode("utf-8", errors="replace"))
     except ValueError:
+        # Whole: the message is cut only after secrets are redacted from it.
         text = body.decode("utf-8", errors="replace").strip()
-        return None, text[:120] or None
+        return None, text or None
     return error_details(payload)
+
+
+def _body_chunks(response: httpx.Response):
+    """The body as it arrives: raw, unless the server compressed it although
+    we asked for identity. Then httpx decodes each raw chunk as it is read,
+    so decoded bytes still carry the stamp (tl.last_read) of the raw read that
+    produced them: TTFT is the arrival of the bytes holding the first token.
+    An uncompressed body pays nothing for this."""
+    encoding = response.headers.get("content-encoding")
+    if not encoding:
+        return response.aiter_raw()
+    codings = [c.strip().lower() for c in encoding.split(",") if c.strip().lower() not in ("", "identity")]
+    if not codings:
+        return response.aiter_raw()
+    unknown = [c for c in codings if c not in DECODABLE]
+    if unknown:
+        raise ProtocolError(
+            f"response compressed with {unknown[0]} although the probe asked for identity; it decodes only "
+            f"{' and '.join(sorted(DECODABLE))}"
+        )
+    return response.aiter_bytes()
 
 
 async def _read_capped(response: httpx.Response, cap: int, tl: Timeline, *, truncate: bool = False) -> bytes:
     parts: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_raw():
+    async for chunk in _body_chunks(response):
         size += len(chunk)
         if size > cap:
             if truncate:
@@ -373,7 +431,7 @@ async def _read_capped(response: httpx.Response, cap: int, tl: Timeline, *, trun
 async def _read_stream(response: httpx.Response, style, state: StreamState, cap: int, tl: Timeline) -> int:
     parser = SSEParser()
     size = 0
-    async for chunk in response.aiter_raw():
+    async for chunk in _body_chunks(response):
         size += len(chunk)
         if size > cap:
             raise _TooLarge()

@@ -185,6 +185,10 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
                 infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
             except OSError as exc:
                 raise httpcore.ConnectError(f"cannot resolve {host}: {exc.strerror or exc}") from exc
+            except UnicodeError as exc:
+                # The idna codec refusing the name: the engine checks host
+                # names first, so this only guards what slipped through.
+                raise httpcore.ConnectError("cannot resolve: the host name cannot be encoded for DNS") from exc
             tl.dns_end = now_ns()
             candidates = [(fam, addr) for fam, _, _, _, addr in infos]
             if not candidates:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json
+from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -29,7 +29,7 @@ class AnthropicMessages(Style):
         state.event(event.at_ns)
         payload = parse_json(event.data)
         if not isinstance(payload, dict):
-            raise ProtocolError(f"unexpected stream event: {event.data[:60]!r}")
+            raise ProtocolError(f"unexpected stream event: {snippet(event.data)}")
         kind = payload.get("type") or event.event
         if kind == "error" or event.event == "error":
             state.upstream_error(*error_details(payload))

@@ -59,12 +59,21 @@ class StreamState:
         return self.upstream_error_type is not None
 
 
+# Offending data goes into the error whole (up to this bound, far past what
+# is shown): the engine redacts secrets first and only then cuts the message,
+# since a key cut in two would no longer match.
+SNIPPET_LIMIT = 4096
+
+
+def snippet(data: str) -> str:
+    return repr(data[:SNIPPET_LIMIT].replace("\n", " "))
+
+
 def parse_json(data: str) -> Any:
     try:
         return json.loads(data)
     except ValueError:
-        snippet = data[:60].replace("\n", " ")
-        raise ProtocolError(f"stream data is not JSON: {snippet!r}") from None
+        raise ProtocolError(f"stream data is not JSON: {snippet(data)}") from None
 
 
 def error_details(payload: Any) -> tuple[str | None, str | None]:
@@ -102,7 +111,13 @@ class Style:
         return None
 
     def base_headers(self, spec) -> dict[str, str]:
-        return {"accept": "text/event-stream", "content-type": "application/json", "user-agent": USER_AGENT}
+        return {"accept": "text/event-stream", "content-type": "application/json", "user-agent": USER_AGENT,
+                "accept-encoding": IDENTITY}
 
 
 USER_AGENT = "latency-atlas-probe/0.1"
+# httpx asks for gzip by default. We time the first token's bytes as they come
+# off the wire; a compressor upstream may hold tokens back to fill a block,
+# so we ask for the stream as generated. (A server that compresses anyway is
+# still decoded: see the engine's _body_chunks.)
+IDENTITY = "identity"

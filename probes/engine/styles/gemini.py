@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json
+from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
 
 
 def stream_url(url: str, model: str) -> str:
@@ -42,7 +42,7 @@ class GeminiStream(Style):
         state.event(event.at_ns)
         payload = parse_json(event.data)
         if not isinstance(payload, dict):
-            raise ProtocolError(f"unexpected stream chunk: {event.data[:60]!r}")
+            raise ProtocolError(f"unexpected stream chunk: {snippet(event.data)}")
         if "error" in payload:
             state.upstream_error(*error_details(payload))
             return

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from probes.engine.styles.base import USER_AGENT, RequestPlan, Style
+from probes.engine.styles.base import IDENTITY, USER_AGENT, RequestPlan, Style
 
 
 class PlainHTTP(Style):
     name = "http"
 
     def plan(self, spec, api_key):
-        headers = {"user-agent": USER_AGENT, "accept": "*/*"}
+        headers = {"user-agent": USER_AGENT, "accept": "*/*", "accept-encoding": IDENTITY}
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
         body = spec.body.encode() if spec.body else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json
+from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
 
 # Reasoning text arrives under different keys depending on the server:
 # DeepSeek and vLLM use reasoning_content, OpenRouter and others reasoning.
@@ -36,7 +36,7 @@ class OpenAIChat(Style):
             return
         chunk = parse_json(data)
         if not isinstance(chunk, dict):
-            raise ProtocolError(f"unexpected stream chunk: {data[:60]!r}")
+            raise ProtocolError(f"unexpected stream chunk: {snippet(data)}")
         if "error" in chunk:
             state.upstream_error(*error_details(chunk))
             return
