@@ -45,12 +45,13 @@ from kombu.utils.json import loads
 from probes.deadletters import keeps_letters, reject_message
 
 log = logging.getLogger(__name__)
+_REJECTED = object()  # not None: a JSON null is a message too, and a bad one
 
 
 class Channel(redis.Channel):
     def _decode(self, item: bytes, queue: str):
-        """The message in a popped item, or None when it is not JSON: then
-        it is rejected here, since it is already off the queue."""
+        """The message in a popped item, or _REJECTED when it is not JSON:
+        then it is rejected here, since it is already off the queue."""
         try:
             return loads(bytes_to_str(item))
         except (ValueError, RecursionError) as exc:
@@ -61,7 +62,7 @@ class Channel(redis.Channel):
                 keep=keeps_letters(self.active_queues),
                 raw=True,
             )
-            return None
+            return _REJECTED
 
     # kombu 5.7.0's Channel._brpop_read, but for self._decode.
     def _brpop_read(self, **options):
@@ -78,7 +79,7 @@ class Channel(redis.Channel):
                 dest = bytes_to_str(dest).rsplit(self.sep, 1)[0]
                 self._queue_cycle.rotate(dest)
                 message = self._decode(item, dest)
-                if message is None:
+                if message is _REJECTED:
                     raise Empty()
                 self.connection._deliver(message, dest)
                 return True
@@ -96,7 +97,7 @@ class Channel(redis.Channel):
                 if item:
                     self._maybe_update_queues_expire(client, queue)
                     message = self._decode(item, queue)
-                    if message is None:
+                    if message is _REJECTED:
                         raise Empty()
                     return message
 
@@ -110,7 +111,7 @@ class Transport(redis.Transport):
     def _deliver(self, message, queue):
         try:
             super()._deliver(message, queue)
-        except (*self.connection_errors, *self.channel_errors):
+        except self._broker_errors():
             raise
         except Exception as exc:  # noqa: BLE001 - whatever one message breaks is that message's fault
             self._settle(message)
@@ -121,6 +122,14 @@ class Transport(redis.Transport):
                 reason=f"not a task message this worker can read ({type(exc).__name__}: {str(exc)[:200]})",
                 keep=keeps_letters(consumed),
             )
+
+    def _broker_errors(self) -> tuple[type[BaseException], ...]:
+        # kombu counts KeyError among Redis connection errors (some redis-py
+        # versions raise it from a broken connection), but while a message
+        # is handed over a KeyError is the message's: a task message without
+        # an id, say. Re-raised as a connection error, it made the consumer
+        # reconnect and redeliver the same message until Celery gave up.
+        return tuple(e for e in (*self.connection_errors, *self.channel_errors) if e is not KeyError)
 
     def _settle(self, message) -> None:
         """Acknowledge a rejected message if kombu already holds it as
