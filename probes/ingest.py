@@ -238,7 +238,10 @@ def _insert(kept: list[dict]) -> list[dict]:
     # with ON CONFLICT: COPY formats rows in C, where binding thousands of
     # parameters (or arrays of them) costs more than the insert itself.
     connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cur:
+    # Django's error wrapper, as around its own cursors: a refusal from this
+    # raw cursor is then a django.db.DatabaseError like any other, and takes
+    # the one-by-one path of store_with_retry instead of escaping it.
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cur:
         cur.execute(_STAGE_SQL)
         with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
             for row in kept:
