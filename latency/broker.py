@@ -169,7 +169,10 @@ class Consumer(CeleryConsumer):
     def _reject(self, message, reason: str) -> None:
         info = message.delivery_info or {}
         consumed = [q.name for q in getattr(self.task_consumer, "queues", ()) or ()]
-        source = info.get("routing_key") if info.get("routing_key") in consumed else ",".join(consumed) or "?"
+        key = info.get("routing_key")
+        # The routing key is the message's own claim: trusted only when it
+        # names a queue this worker consumes.
+        source = key if key in consumed else f"{','.join(consumed) or '?'} (routing key {str(key)[:100]!r})"
         reject_message(_envelope(message), source=source, reason=reason, keep=keeps_letters(consumed))
 
     def on_decode_error(self, message, exc):
