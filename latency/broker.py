@@ -27,8 +27,11 @@ the next slot), while a publish from inside the consumer's loop would block
 it on the broker, and would feed a broker that mangles messages its own
 garbage back.
 
-Wired in latency/celery.py through Celery's `broker_transport` and
-`worker_consumer` settings: subclasses, no monkeypatching.
+Wired in latency/celery.py: the app's AMQP class hands out a Connection
+that picks our Transport wherever kombu would pick its Redis one (so redis://
+and rediss:// URLs keep their meaning, TLS included), and the
+`worker_consumer` setting names our Consumer. Subclasses through Celery's
+own extension points, no monkeypatching.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ from __future__ import annotations
 import logging
 from queue import Empty
 
+import kombu
 from celery import signals
+from celery.app.amqp import AMQP as CeleryAMQP
 from celery.worker.consumer import Consumer as CeleryConsumer
 from kombu.transport import redis
 from kombu.utils.encoding import bytes_to_str
@@ -194,3 +199,16 @@ class Consumer(CeleryConsumer):
         self._reject(message, f"invalid task message ({type(exc).__name__}: {str(exc)[:200]})")
         message.reject_log_error(log, self.connection_errors)
         signals.task_rejected.send(sender=self, message=message, exc=exc)
+
+
+class Connection(kombu.Connection):
+    def get_transport_cls(self):
+        # The URL still chooses the transport (and TLS for rediss://); only
+        # kombu's own Redis transport is swapped for the guarded one.
+        transport_cls = super().get_transport_cls()
+        return Transport if transport_cls is redis.Transport else transport_cls
+
+
+class AMQP(CeleryAMQP):
+    Connection = Connection
+    BrokerConnection = Connection
