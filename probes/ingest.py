@@ -187,12 +187,13 @@ def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = 
             items = _insert(kept)
         if letters:
             deadletters.record_many(letters, source=source, received_at=now)
-            log.warning(
-                "ingest: %d of %d payloads kept as dead letters, e.g. %s",
-                len(letters), len(payloads) + len(rejected or ()), letters[0][1][:200],
-            )
         if items:
             transaction.on_commit(partial(live.broadcast, items))
+    if letters:
+        log.warning(
+            "ingest: %d of %d payloads kept as dead letters, e.g. %s",
+            len(letters), len(payloads) + len(rejected or ()), letters[0][1][:200],
+        )
     return items
 
 
