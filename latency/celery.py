@@ -6,6 +6,10 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 
-app = Celery("latency")
+# Workers survive any message on their queues (latency/broker.py): the Redis
+# transport and Celery's consumer, subclassed where a message is decoded and
+# handed over.
+app = Celery("latency", amqp="latency.broker:AMQP")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.worker_consumer = "latency.broker:Consumer"
 app.autodiscover_tasks()

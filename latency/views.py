@@ -20,6 +20,7 @@ from django.views.decorators.http import require_safe
 
 from latency import stats
 from latency.access import can_read_dashboard, may_see_errors, visible_rows
+from probes import deadletters
 from probes.models import Probe, Region, Target
 
 # Display names; the valid values themselves are latency.stats' to decide.
@@ -165,6 +166,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "export_query": export_query(_selected(params, f)),
         "without_regions": without_regions.urlencode(),
         "dashboard_config": _dashboard_config(f),
+        # The health line: what the ingest could not store (kept as dead letters).
+        "rejected_recently": deadletters.recent_count(timezone.now()),
     }
     return render(request, "dashboard/overview.html", context, status=400 if error else 200)
 

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
 
 from django.contrib import admin, messages
 from django.db.models import Count
+from django.utils.html import format_html
 from django.utils.translation import ngettext
 
 from probes.forms import ProbeAdminForm
-from probes.models import DailyRollup, HourlyRollup, Measurement, Probe, Region, RollupHour, Target
+from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RollupHour, Target
 
 
 @admin.register(Region)
@@ -244,3 +246,48 @@ class RollupHourAdmin(admin.ModelAdmin):
     # and the next maintenance run rebuilds it.
     def has_delete_permission(self, request, obj=None) -> bool:
         return request.user.is_superuser and super().has_delete_permission(request, obj)
+
+
+@admin.register(DeadLetter)
+class DeadLetterAdmin(admin.ModelAdmin):
+    """What the ingest rejected, as received. Read-only for everyone: these
+    rows are evidence, removed only by retention (LATENCY_RETENTION_DAYS)."""
+
+    list_display = ("received_at", "source", "short_reason", "probe_id", "target_id", "region_id", "worker")
+    list_filter = ("source", "received_at")
+    date_hierarchy = "received_at"
+    search_fields = ("reason", "worker")
+    search_help_text = "Search the reason and the worker."
+    ordering = ("-received_at",)
+    show_full_result_count = False
+    list_per_page = 100
+    fields = (
+        "received_at",
+        "source",
+        "reason",
+        ("probe_id", "target_id", "region_id"),
+        "worker",
+        "received",
+    )
+    readonly_fields = ("received_at", "source", "reason", "probe_id", "target_id", "region_id", "worker", "received")
+
+    @admin.display(description="reason")
+    def short_reason(self, obj: DeadLetter) -> str:
+        return obj.reason if len(obj.reason) <= 120 else obj.reason[:119] + "…"
+
+    @admin.display(description="as received")
+    def received(self, obj: DeadLetter):
+        if obj.payload is not None:
+            text = json.dumps(obj.payload, indent=2, ensure_ascii=False)
+        else:
+            text = obj.payload_text
+        return format_html('<pre class="dead-letter">{}</pre>', text)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

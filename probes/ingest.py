@@ -2,8 +2,10 @@
 in batches, insert-or-ignore on the slot key, then announce the new ones.
 
 Region workers are remote and may run another version: every payload is
-checked, and a bad one is dropped with a log line instead of poisoning its
-batch.
+checked on its own, against the configuration too (the probe's target, one
+of the probe's regions). A bad one is kept whole as a dead letter with its
+reason (probes.deadletters) in the same transaction as the rest of its
+batch, which is stored: one payload can no longer cost its neighbours.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ import functools
 import logging
 import math
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 
 import psycopg
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection, transaction
 
-from probes import live
+from probes import deadletters, live
 from probes.engine.result import CONNECTIONS, OUTCOMES
 from probes.rollups import lock_hours
 
@@ -96,13 +98,30 @@ def _text(value, limit: int) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")[:limit]
 
 
-def _time(name: str, value) -> datetime:
+# Times outside this range are a worker's broken clock, not a measurement:
+# stored, they would sit in hours no rollup or retention ever reaches.
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+FUTURE_SLACK = timedelta(days=1)
+# Ids are bigint columns; a larger integer fails the whole batch's INSERT.
+MAX_ID = 2**63
+
+
+def _time(name: str, value, now: datetime) -> datetime:
+    """The time in UTC. Converted here, per payload: an offset can carry a
+    valid local time out of Python's range (0001-01-01T00:00+14:00), which
+    used to raise later, in the middle of storing the whole batch."""
     try:
         when = datetime.fromisoformat(value)
     except (TypeError, ValueError):
         raise BadPayload(f"{name} is not an ISO 8601 time") from None
     if when.tzinfo is None:
         raise BadPayload(f"{name} has no time zone")
+    try:
+        when = when.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise BadPayload(f"{name} {str(value)[:40]!r} is out of range in UTC") from None
+    if not EARLIEST <= when <= now + FUTURE_SLACK:
+        raise BadPayload(f"{name} {str(value)[:40]!r} is not a plausible time (a worker's clock?)")
     return when
 
 
@@ -113,11 +132,14 @@ def clean(payload: dict, now: datetime) -> dict:
     res = payload["result"]
     row = {}
     for key in ("probe_id", "target_id", "region_id"):
-        if not isinstance(payload.get(key), int) or isinstance(payload.get(key), bool):
+        value = payload.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
             raise BadPayload(f"{key} is missing")
-        row[key] = payload[key]
-    row["scheduled_for"] = _time("scheduled_for", payload.get("scheduled_for"))
-    row["started_at"] = _time("started_at", res.get("started_at"))
+        if not 0 < value < MAX_ID:
+            raise BadPayload(f"{key} {value} is out of range")
+        row[key] = value
+    row["scheduled_for"] = _time("scheduled_for", payload.get("scheduled_for"), now)
+    row["started_at"] = _time("started_at", res.get("started_at"), now)
     row["worker"] = _text(payload.get("worker") or "", 255)
     row["ingested_at"] = now
     if res.get("outcome") not in OUTCOMES:
@@ -136,68 +158,107 @@ def clean(payload: dict, now: datetime) -> dict:
     return row
 
 
-def store(payloads: list[dict]) -> list[dict]:
-    """Insert the valid payloads, ignoring slots already stored. Returns the
-    newly stored rows as broadcast items (sent once the transaction commits)."""
-    from probes.models import Probe, Region, Target
-
+def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = deadletters.INGEST_QUEUE) -> list[dict]:
+    """Insert the valid payloads, ignoring slots already stored, and keep the
+    invalid ones (and `rejected`: (value, reason) pairs found earlier) as dead
+    letters in the same transaction. Returns the newly stored rows as
+    broadcast items (sent once the transaction commits)."""
     now = datetime.now(UTC)
+    letters = list(rejected or ())
     rows = []
     for payload in payloads:
         try:
-            rows.append(clean(payload, now))
+            rows.append((clean(payload, now), payload))
         except BadPayload as exc:
-            log.warning("ingest: dropping a bad measurement: %s", exc)
-    if not rows:
-        return []
-    # Rows whose probe, target or region no longer exists are dropped, not
-    # allowed to fail the whole batch on a foreign key.
-    known_probes = set(Probe.objects.filter(id__in={r["probe_id"] for r in rows}).values_list("id", flat=True))
-    known_targets = set(Target.objects.filter(id__in={r["target_id"] for r in rows}).values_list("id", flat=True))
-    known_regions = set(Region.objects.filter(id__in={r["region_id"] for r in rows}).values_list("id", flat=True))
-    kept = []
-    for row in rows:
-        if row["probe_id"] in known_probes and row["target_id"] in known_targets and row["region_id"] in known_regions:
-            kept.append(row)
-        else:
-            log.warning("ingest: dropping a measurement of an unknown probe, target or region: %s", {k: row[k] for k in ("probe_id", "target_id", "region_id")})
-    if not kept:
-        return []
+            letters.append((payload, str(exc)))
+    kept = _configured(rows, letters)
     # Two copies of one slot in a batch: keep the first (ON CONFLICT cannot
     # touch the same key twice in one statement).
     unique: dict[tuple, dict] = {}
     for row in kept:
         unique.setdefault((row["probe_id"], row["region_id"], row["scheduled_for"]), row)
     kept = list(unique.values())
+    if not kept and not letters:
+        return []
 
+    items = []
+    with transaction.atomic():
+        if kept:
+            items = _insert(kept)
+        if letters:
+            deadletters.record_many(letters, source=source, received_at=now)
+        if items:
+            transaction.on_commit(partial(live.broadcast, items))
+    if letters:
+        log.warning(
+            "ingest: %d of %d payloads kept as dead letters, e.g. %s",
+            len(letters), len(payloads) + len(rejected or ()), letters[0][1][:200],
+        )
+    return items
+
+
+def _configured(rows: list[tuple[dict, object]], letters: list[tuple]) -> list[dict]:
+    """The rows whose probe exists, measures that target and runs from that
+    region; the others become dead letters (a foreign key failure would have
+    cost the whole batch, a mismatch would file a row under the wrong name)."""
+    from probes.models import Probe
+
+    if not rows:
+        return []
+    probe_ids = {row["probe_id"] for row, _ in rows}
+    targets = dict(Probe.objects.filter(id__in=probe_ids).values_list("id", "target_id"))
+    regions = set(
+        Probe.regions.through.objects.filter(
+            probe_id__in=probe_ids, region_id__in={row["region_id"] for row, _ in rows}
+        ).values_list("probe_id", "region_id")
+    )
+    kept = []
+    for row, payload in rows:
+        probe_id, target_id, region_id = row["probe_id"], row["target_id"], row["region_id"]
+        if probe_id not in targets:
+            letters.append((payload, f"probe {probe_id} does not exist"))
+        elif targets[probe_id] != target_id:
+            letters.append((payload, f"target {target_id} is not the target of probe {probe_id} ({targets[probe_id]})"))
+        elif (probe_id, region_id) not in regions:
+            letters.append((payload, f"region {region_id} is not one of the regions of probe {probe_id}"))
+        else:
+            kept.append(row)
+    return kept
+
+
+def _hour(when: datetime) -> datetime:
+    return when.replace(minute=0, second=0, microsecond=0)  # already UTC (clean)
+
+
+def _insert(kept: list[dict]) -> list[dict]:
     # Every hour written to is locked (shared) and loses its "rolled up" mark,
     # the current one included: a batch whose clock read 11:59:59 may commit
     # after a rebuild of hour 11 began.
-    written_hours = {r["started_at"].astimezone(UTC).replace(minute=0, second=0, microsecond=0) for r in kept}
-    with transaction.atomic():
-        lock_hours(written_hours, shared=True)
-        # COPY into a per-connection staging table, then one INSERT ... SELECT
-        # with ON CONFLICT: COPY formats rows in C, where binding thousands of
-        # parameters (or arrays of them) costs more than the insert itself.
-        connection.ensure_connection()
-        with psycopg.Cursor(connection.connection) as cur:
-            cur.execute(_STAGE_SQL)
-            with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
-                for row in kept:
-                    copy.write_row([row[c] for c in COLUMNS])
-            cur.execute(_insert_sql())
-            inserted = cur.fetchall()
-        by_key = {(r["probe_id"], r["region_id"], r["scheduled_for"]): r for r in kept}
-        items = []
-        hours = set()
-        for mid, probe_id, region_id, scheduled_for in inserted:
-            row = by_key.get((probe_id, region_id, scheduled_for))
-            if row is None:
-                continue
-            hours.add(row["started_at"].astimezone(UTC).replace(minute=0, second=0, microsecond=0))
-            items.append(_live_item(mid, row))
-        _mark_hours_stale(hours)
-        transaction.on_commit(partial(live.broadcast, items))
+    lock_hours({_hour(r["started_at"]) for r in kept}, shared=True)
+    # COPY into a per-connection staging table, then one INSERT ... SELECT
+    # with ON CONFLICT: COPY formats rows in C, where binding thousands of
+    # parameters (or arrays of them) costs more than the insert itself.
+    connection.ensure_connection()
+    # Django's error wrapper, as around its own cursors: a refusal from this
+    # raw cursor is then a django.db.DatabaseError like any other, and takes
+    # the one-by-one path of store_with_retry instead of escaping it.
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cur:
+        cur.execute(_STAGE_SQL)
+        with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+            for row in kept:
+                copy.write_row([row[c] for c in COLUMNS])
+        cur.execute(_insert_sql())
+        inserted = cur.fetchall()
+    by_key = {(r["probe_id"], r["region_id"], r["scheduled_for"]): r for r in kept}
+    items = []
+    hours = set()
+    for mid, probe_id, region_id, scheduled_for in inserted:
+        row = by_key.get((probe_id, region_id, scheduled_for))
+        if row is None:
+            continue
+        hours.add(_hour(row["started_at"]))
+        items.append(_live_item(mid, row))
+    _mark_hours_stale(hours)
     return items
 
 
@@ -244,15 +305,41 @@ def _mark_hours_stale(hours: set[datetime]) -> None:
     RollupHour.objects.filter(hour__in=hours).delete()
 
 
-def store_with_retry(payloads: list[dict], *, max_wait_s: float | None = None) -> int:
+def ingest_messages(messages: list[tuple]) -> int:
+    """Store the measurements of a batch of ingest task messages, given as
+    (args, kwargs, label). Region workers send one argument: a measurement
+    or a list of them; any other message is kept whole as a dead letter."""
+    payloads: list = []
+    rejected: list[tuple] = []
+    for args, kwargs, label in messages:
+        if isinstance(args, (list, tuple)) and len(args) == 1 and not kwargs:
+            body = args[0]
+            payloads.extend(body if isinstance(body, list) else [body])
+        else:
+            rejected.append(
+                ({"args": args, "kwargs": kwargs}, f"task message {label}: expected one argument, a measurement or a list of them")
+            )
+    return store_with_retry(payloads, rejected=rejected)
+
+
+def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max_wait_s: float | None = None) -> int:
     """Store, waiting out a database outage: the messages stay unacknowledged
     in the broker meanwhile, so nothing is lost and nothing is written twice."""
     delay = 0.5
     waited = 0.0
-    one_by_one = False
+    # After a refused batch: what is left to store one by one. Each payload
+    # leaves the list once stored or kept as a dead letter, so an outage in
+    # the middle resumes where it stopped instead of keeping letters twice.
+    pending: list | None = None
+    stored = 0
     while True:
         try:
-            return _store_each(payloads) if one_by_one else len(store(payloads))
+            if pending is None:
+                return len(store(payloads, rejected=rejected))
+            while pending:
+                stored += _store_one(pending[0])
+                pending.pop(0)
+            return stored
         except (OperationalError, InterfaceError) as exc:
             if max_wait_s is not None and waited >= max_wait_s:
                 raise
@@ -265,18 +352,24 @@ def store_with_retry(payloads: list[dict], *, max_wait_s: float | None = None) -
         except DatabaseError:
             # Not an outage but a row the database refuses. The batch is
             # acknowledged whatever happens here, so store the payloads one by
-            # one and drop only the one that cannot be stored.
+            # one: the one that cannot be stored becomes a dead letter.
             log.exception("ingest: a batch of %d failed; storing one by one", len(payloads))
-            one_by_one = True
+            pending = [([], [item]) for item in rejected or ()] + [([payload], []) for payload in payloads]
 
 
-def _store_each(payloads: list[dict]) -> int:
-    stored = 0
-    for payload in payloads:
-        try:
-            stored += len(store([payload]))
-        except (OperationalError, InterfaceError):
-            raise
-        except DatabaseError as exc:
-            log.warning("ingest: dropping a measurement the database refused: %s", str(exc).strip()[:200])
-    return stored
+def _store_one(entry: tuple[list, list]) -> int:
+    payloads, rejected = entry
+    try:
+        return len(store(payloads, rejected=rejected))
+    except (OperationalError, InterfaceError):
+        raise
+    except DatabaseError as exc:
+        value, reason = (payloads[0], "") if payloads else rejected[0]
+        reason = f"{reason}; " if reason else ""
+        deadletters.record(
+            value,
+            reason=f"{reason}the database refused it: {str(exc).strip()[:500]}",
+            source=deadletters.INGEST_QUEUE,
+            received_at=datetime.now(UTC),
+        )
+        return 0

@@ -610,3 +610,42 @@ class RollupHour(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hour:%Y-%m-%d %H:00} UTC" if self.hour else "?"
+
+
+class DeadLetter(models.Model):
+    """Something the ingest received and could not store, kept whole with the
+    reason: a measurement payload that failed validation or that the database
+    refused, or a broker message that was not a task message at all.
+
+    Nothing reaching the ingest is dropped silently; these rows are the
+    evidence, pruned with raw measurements (LATENCY_RETENTION_DAYS). The ids
+    are plain integers, not foreign keys: an unknown id is often the very
+    reason, and the letter must outlive a deleted probe.
+    """
+
+    received_at = models.DateTimeField(help_text="When the ingest rejected it (UTC).")
+    source = models.CharField(max_length=200, help_text='Where it came from, e.g. "ingest" (the queue).')
+    reason = models.TextField()
+    payload = models.JSONField(
+        null=True, blank=True, help_text="What was received, when PostgreSQL's jsonb can hold it as it is."
+    )
+    payload_text = models.TextField(
+        blank=True,
+        default="",
+        help_text="What was received, when it is not JSON or holds what jsonb cannot (NaN, NUL, lone surrogates).",
+    )
+    worker = models.CharField(max_length=255, blank=True, default="", help_text="The sending worker, if named.")
+    probe_id = models.BigIntegerField(null=True, blank=True)
+    target_id = models.BigIntegerField(null=True, blank=True)
+    region_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+        indexes = [
+            # The dashboard's 24 h count and retention pruning.
+            models.Index(fields=["received_at"], name="dead_letter_received"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.received_at.strftime("%Y-%m-%d %H:%M:%S") if self.received_at else "?"
+        return f"rejected at {when} UTC: {self.reason[:80]}"

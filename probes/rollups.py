@@ -261,7 +261,8 @@ def rollup_stale_hours(lookback_hours: int = 48) -> int:
 
 def prune_raw(now: datetime | None = None) -> int:
     """Delete raw measurements older than the retention, in batches, after
-    making sure every hour being deleted is rolled up."""
+    making sure every hour being deleted is rolled up; dead letters follow
+    the same retention. Returns the number of measurements deleted."""
     from probes.models import HourlyRollup, Measurement, RollupHour
 
     now = now or datetime.now(UTC)
@@ -287,6 +288,11 @@ def prune_raw(now: datetime | None = None) -> int:
         deleted += n
         if n < settings.LATENCY_PRUNE_BATCH:
             break
+    from probes import deadletters
+
+    letters = deadletters.prune(cutoff)
+    if letters:
+        log.info("pruned %d dead letters received before %s", letters, cutoff.isoformat())
     if settings.LATENCY_ROLLUP_RETENTION_DAYS:
         from probes.models import DailyRollup
 

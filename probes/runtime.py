@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from datetime import datetime
 
 from probes.engine import Engine, Measurement, ProbeSpec
 
@@ -73,6 +74,35 @@ def _start() -> tuple[asyncio.AbstractEventLoop, Engine]:
         if loop is not _loop:
             _loop, _engine = loop, Engine()
         return _loop, _engine
+
+
+class BadRunOrder(ValueError):
+    pass
+
+
+def parse_run_order(args, kwargs) -> tuple[dict, datetime, int]:
+    """(message, scheduled_for, interval) of a run order as the scheduler
+    sends it: one dict argument. Anything else on a region queue (an old
+    version's message, a hand-pushed one) is rejected here, before it can
+    fail halfway through a run."""
+    if kwargs or not isinstance(args, (list, tuple)) or len(args) != 1 or not isinstance(args[0], dict):
+        raise BadRunOrder("expected one argument, a run order")
+    message = args[0]
+    for key in ("probe_id", "target_id", "region_id"):
+        if not isinstance(message.get(key), int) or isinstance(message.get(key), bool):
+            raise BadRunOrder(f"{key} is missing")
+    if not isinstance(message.get("spec"), dict):
+        raise BadRunOrder("spec is missing")
+    try:
+        scheduled = datetime.fromisoformat(message.get("scheduled_for"))
+    except (TypeError, ValueError):
+        raise BadRunOrder("scheduled_for is not an ISO 8601 time") from None
+    if scheduled.tzinfo is None:
+        raise BadRunOrder("scheduled_for has no time zone")
+    interval = message.get("interval") or 60
+    if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
+        raise BadRunOrder("interval is not a positive integer")
+    return message, scheduled, interval
 
 
 def run_probe(spec: ProbeSpec) -> Measurement:

@@ -12,6 +12,8 @@ from celery import shared_task
 from celery_batches import Batches
 from django.conf import settings
 
+from probes.deadletters import INGEST_QUEUE
+
 log = logging.getLogger(__name__)
 
 INGEST_TASK = "probes.ingest"
@@ -27,13 +29,22 @@ INGEST_TASK = "probes.ingest"
     ignore_result=True,
     bind=True,
 )
-def run_slot(self, message: dict) -> str:
+def run_slot(self, *args, **kwargs) -> str:
     # Runs on region workers: no database here, only the engine and the broker.
+    # Any arguments are accepted and checked by parse_run_order, so that a
+    # malformed order is one log line, not a traceback.
     from probes.engine import ProbeSpec
-    from probes.runtime import result_batcher, run_probe
+    from probes.runtime import BadRunOrder, parse_run_order, result_batcher, run_probe
 
-    scheduled = datetime.fromisoformat(message["scheduled_for"])
-    interval = int(message.get("interval") or 60)
+    queue = (self.request.delivery_info or {}).get("routing_key") or "?"
+    try:
+        message, scheduled, interval = parse_run_order(args, kwargs)
+        spec = ProbeSpec.from_dict(message["spec"])
+    except (BadRunOrder, TypeError, ValueError) as exc:
+        from probes.deadletters import preview
+
+        log.warning("dropped a malformed run order from %s: %s; message: %s", queue, exc, preview([args, kwargs]))
+        return "rejected"
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     late = datetime.now(UTC) - scheduled
     if late > timedelta(seconds=interval) and not redelivered:
@@ -41,7 +52,6 @@ def run_slot(self, message: dict) -> str:
         # stale runs. A redelivery (its worker died mid-run) still runs.
         log.info("skipping stale slot %s of probe %s (%.0f s late)", scheduled, message["probe_id"], late.total_seconds())
         return "stale"
-    spec = ProbeSpec.from_dict(message["spec"])
     result = run_probe(spec)
     payload = {
         "probe_id": message["probe_id"],
@@ -59,7 +69,7 @@ def run_slot(self, message: dict) -> str:
         app.send_task(
             INGEST_TASK,
             args=[payloads],
-            queue="ingest",
+            queue=INGEST_QUEUE,
             retry=True,
             retry_policy={"max_retries": 20, "interval_start": 0.5, "interval_step": 1, "interval_max": 5},
         )
@@ -89,17 +99,9 @@ class IngestBatch(Batches):
 
 @shared_task(name=INGEST_TASK, base=IngestBatch, bind=True, ignore_result=True)
 def ingest(self, requests) -> int:
-    from probes.ingest import store_with_retry
+    from probes.ingest import ingest_messages
 
-    # A message carries one measurement or a list of them (region workers
-    # send lists; a single dict is still accepted).
-    payloads: list = []
-    for req in requests:
-        if not req.args:
-            continue
-        body = req.args[0]
-        payloads.extend(body if isinstance(body, list) else [body])
-    return store_with_retry(payloads)
+    return ingest_messages([(req.args, req.kwargs, f"{req.name}[{req.id}]") for req in requests])
 
 
 @shared_task(name="probes.rollup_recent", ignore_result=True, time_limit=600, soft_time_limit=570, expires=290)
@@ -114,6 +116,6 @@ def prune() -> int:
     from probes.rollups import prune_raw
 
     started = time.monotonic()
-    deleted = prune_raw()
+    deleted = prune_raw()  # dead letters too, on the same retention
     log.info("pruned %d raw measurements in %.1f s", deleted, time.monotonic() - started)
     return deleted

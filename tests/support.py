@@ -79,10 +79,13 @@ def wait_for(predicate, timeout: float, interval: float = 0.2, message: str = "c
 
 class TcpProxy:
     """Forwards 127.0.0.1:<port> to a service. `down()` drops every open
-    connection and refuses new ones, as a crashed server would; `up()` heals."""
+    connection and refuses new ones, as a crashed server would; `up()` heals.
+    A target host that is a directory is a PostgreSQL unix socket directory
+    (the embedded server listens on no TCP port)."""
 
     def __init__(self, target_host: str, target_port: int) -> None:
         self.target = (target_host, target_port)
+        self._unix_path = f"{target_host}/.s.PGSQL.{target_port}" if target_host.startswith("/") else None
         self._listener = socket.socket()
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._listener.bind(("127.0.0.1", 0))
@@ -116,6 +119,18 @@ class TcpProxy:
                 self._close(s)
         self._listener.close()
 
+    def _connect(self) -> socket.socket:
+        if self._unix_path is None:
+            return socket.create_connection(self.target, timeout=5)
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        upstream.settimeout(5)
+        try:
+            upstream.connect(self._unix_path)
+        except OSError:
+            upstream.close()
+            raise
+        return upstream
+
     def _close(self, s: socket.socket) -> None:
         peer = self._pairs.pop(s, None)
         for sock in (s, peer):
@@ -142,7 +157,7 @@ class TcpProxy:
                             client.close()
                             continue
                         try:
-                            upstream = socket.create_connection(self.target, timeout=5)
+                            upstream = self._connect()
                         except OSError:
                             client.close()
                             continue

@@ -1,7 +1,6 @@
 """Workers killed, Postgres gone, the broker gone: every scheduled run ends
 as exactly one row."""
 
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -26,8 +25,14 @@ def test_worker_killed_mid_probe_has_the_run_delivered_again_and_recorded_once(p
     publish(pipeline.app, _slot(probe, region, when))
     pipeline.start_ingest()
     doomed = pipeline.start_region("test-nairobi")
+    known = set(mockllm._log)  # the session's server: requests of earlier tests are in its log too
     wait_for(lambda: pipeline.redis.hlen("unacked") >= 1 and pipeline.queue_length(region_queue("test-nairobi")) == 0, 30, message="the run to be taken")
-    time.sleep(1.0)  # the call is in flight, waiting for its first token
+
+    def in_flight():
+        return any(rid not in known and rec["first_token_ns"] is None for rid, rec in list(mockllm._log.items()))
+
+    # The call reached the server and waits for its first token (3 s away).
+    wait_for(in_flight, 30, message="the call to be in flight")
     doomed.kill()
     assert not Measurement.objects.exists()
     pipeline.start_region("test-nairobi")  # a fresh worker; Redis redelivers after the visibility timeout
@@ -54,7 +59,8 @@ def test_measurements_wait_in_the_broker_while_postgres_is_down(pipeline, llm_pr
             publish(pipeline.app, _slot(probe, region, when))
         # The runs happen and wait, unacknowledged, while the database is away.
         wait_for(lambda: "database unavailable" in ingest.log(), 60, message="the ingest worker to notice the outage")
-        time.sleep(2)
+        # The ingest worker holds them unacknowledged; it cannot write meanwhile.
+        wait_for(lambda: pipeline.redis.hlen("unacked") >= 1, 30, message="the measurements to be held")
         assert Measurement.objects.count() == 0
         proxy.up()
         wait_for(lambda: Measurement.objects.count() == 5, 60, message="all five rows after recovery")
@@ -72,12 +78,19 @@ def test_workers_and_scheduler_reconnect_after_the_broker_comes_back(pipeline, l
     proxy = TcpProxy(parts.hostname or "127.0.0.1", parts.port or 6379)
     try:
         via_proxy = f"redis://127.0.0.1:{proxy.port}{parts.path}"
-        pipeline.start_ingest(REDIS_URL=via_proxy)
-        pipeline.start_region("test-london", REDIS_URL=via_proxy)
-        pipeline.start_scheduler(REDIS_URL=via_proxy)
+        procs = [
+            pipeline.start_ingest(REDIS_URL=via_proxy),
+            pipeline.start_region("test-london", REDIS_URL=via_proxy),
+            pipeline.start_scheduler(REDIS_URL=via_proxy),
+        ]
         wait_for(lambda: Measurement.objects.count() >= 1, 60, message="a first measurement")
+        marks = [len(proc.log_path.read_bytes()) for proc in procs]
         proxy.down()
-        time.sleep(4)
+        # Every process notices the broker is gone before it comes back.
+        signs = ("Connection to broker lost", "Connection to broker lost", "redis unavailable")
+        for proc, mark, sign in zip(procs, marks, signs):
+            wait_for(lambda proc=proc, mark=mark, sign=sign: sign.encode() in proc.log_path.read_bytes()[mark:], 60,
+                     message=f"{proc.args[0]} to notice the outage")
         outage_end = datetime.now(UTC)
         proxy.up()
         # A later slot is scheduled, run and stored: all three reconnected.

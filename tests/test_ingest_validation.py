@@ -1,5 +1,6 @@
-"""The ingest stores what region workers send faithfully, drops what it
-cannot trust without losing the rest of the batch, and records a slot once."""
+"""The ingest stores what region workers send faithfully, keeps what it
+cannot trust as a dead letter without losing the rest of the batch, and
+records a slot once."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from probes.engine.result import Measurement as EngineResult
 from probes.ingest import store
-from probes.models import Measurement
+from probes.models import DeadLetter, Measurement
 
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 
@@ -163,16 +164,17 @@ INVALID = {
 
 
 @pytest.mark.parametrize("edit", INVALID.values(), ids=INVALID.keys())
-def test_an_invalid_payload_is_dropped_and_the_rest_of_its_batch_is_stored(probe, region, edit):
+def test_an_invalid_payload_is_dead_lettered_and_the_rest_of_its_batch_is_stored(probe, region, edit):
     good_slot = BASE + timedelta(minutes=1)
     bad = payload(probe, region, BASE)
     edit(bad)
     items = store([bad, payload(probe, region, good_slot), "not even a dict"])
     assert list(Measurement.objects.values_list("scheduled_for", flat=True)) == [good_slot]
     assert len(items) == 1
+    assert DeadLetter.objects.count() == 2
 
 
-def test_payloads_for_unknown_probe_target_or_region_ids_are_dropped(probe, region, make_region):
+def test_payloads_for_unknown_probe_target_or_region_ids_are_dead_lettered(probe, region, make_region):
     gone = make_region()
     gone_id = gone.id
     gone.delete()
@@ -188,6 +190,7 @@ def test_payloads_for_unknown_probe_target_or_region_ids_are_dropped(probe, regi
     items = store([unknown_probe, unknown_target, unknown_region, absurd_id, good])
     assert list(Measurement.objects.values_list("scheduled_for", flat=True)) == [BASE + timedelta(seconds=4)]
     assert [i["region_id"] for i in items] == [region.id]
+    assert DeadLetter.objects.count() == 4
 
 
 def test_the_same_slot_twice_in_one_batch_is_stored_once(probe, region):

@@ -1,0 +1,184 @@
+"""Dead letters: what the ingest received and could not store, kept whole
+with the reason, so that nothing reaching it is dropped silently.
+
+Two kinds arrive here. Measurement payloads that fail validation, name an
+unknown or mismatched probe, target or region, or that PostgreSQL refuses
+(probes.ingest); and broker messages that are not task messages a worker can
+read at all (latency.broker). Only a process consuming the ingest queue has
+the database; a region worker logs a rejected message once, truncated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
+
+log = logging.getLogger(__name__)
+
+INGEST_QUEUE = "ingest"
+# Characters of a rejected message shown in a log line: enough to recognise
+# it, never a megabyte of garbage in the log.
+LOG_PREVIEW = 300
+REASON_LIMIT = 2000
+RECENT = timedelta(hours=24)
+_BIGINT = 2**63
+
+
+def keeps_letters(consumed_queues: Iterable[str]) -> bool:
+    """Whether this process stores dead letters: only the ingest worker, the
+    one consumer of the ingest queue, has database credentials."""
+    return INGEST_QUEUE in set(consumed_queues)
+
+
+def as_stored(value: Any, *, raw: bool = False) -> tuple[Any, str]:
+    """(jsonb value, text) keeping `value` exactly as received.
+
+    jsonb when it holds the value faithfully; text otherwise: bytes that are
+    not JSON (`raw`), and JSON that jsonb refuses (NaN and infinities, NUL,
+    unpaired surrogates). The text is ASCII, so PostgreSQL always takes it.
+    """
+    if raw or isinstance(value, (bytes, bytearray, memoryview)):
+        if isinstance(value, str):
+            data = value.encode("utf-8", "surrogatepass")
+        else:
+            data = bytes(value)
+        return None, data.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")  # an unpaired surrogate fails here
+    except (TypeError, ValueError, RecursionError):
+        pass
+    else:
+        # jsonb cannot hold a NUL character in a string. SQL NULL stands for
+        # "not JSON", so a JSON null is kept as text.
+        if "\\u0000" not in text and value is not None:
+            return value, ""
+    try:
+        return None, json.dumps(value, ensure_ascii=True, allow_nan=True, default=repr)
+    except (ValueError, RecursionError) as exc:
+        return None, f"(not representable: {exc})"
+
+
+def _clean_text(value: str, limit: int) -> str:
+    return value.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")[:limit]
+
+
+def _id(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and -_BIGINT <= value < _BIGINT:
+        return value
+    return None
+
+
+def letter(value: Any, *, reason: str, source: str, received_at: datetime, raw: bool = False):
+    """An unsaved DeadLetter for `value`, with whatever ids it names."""
+    from probes.models import DeadLetter
+
+    payload, text = as_stored(value, raw=raw)
+    fields = {}
+    if isinstance(value, dict):
+        for key in ("probe_id", "target_id", "region_id"):
+            fields[key] = _id(value.get(key))
+        if isinstance(value.get("worker"), str):
+            fields["worker"] = _clean_text(value["worker"], 255)
+    return DeadLetter(
+        received_at=received_at,
+        source=_clean_text(source, 200),
+        reason=_clean_text(reason, REASON_LIMIT),
+        payload=payload,
+        payload_text=text,
+        **fields,
+    )
+
+
+def record_many(items: list[tuple[Any, str]], *, source: str, received_at: datetime) -> None:
+    """Store (value, reason) pairs, in the caller's transaction."""
+    from probes.models import DeadLetter
+
+    DeadLetter.objects.bulk_create(
+        [letter(value, reason=reason, source=source, received_at=received_at) for value, reason in items]
+    )
+
+
+def record(value: Any, *, reason: str, source: str, received_at: datetime, raw: bool = False) -> None:
+    """Store one, falling back to text if jsonb refuses what as_stored let
+    through: the letter itself must never be the thing that is lost."""
+    item = letter(value, reason=reason, source=source, received_at=received_at, raw=raw)
+    try:
+        with transaction.atomic():
+            item.save()
+    except (DataError, IntegrityError):
+        if item.payload is None:
+            raise
+        item.pk = None
+        item.payload, item.payload_text = None, json.dumps(value, ensure_ascii=True, default=repr)
+        with transaction.atomic():
+            item.save()
+
+
+def preview(value: Any) -> str:
+    """A short, single-line picture of a rejected message for a log line."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        size = len(value)
+        text = bytes(value[: LOG_PREVIEW * 4]).decode("utf-8", "backslashreplace")
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=True, default=repr)
+        except (ValueError, RecursionError):
+            text = repr(type(value))
+        size = len(text)
+    shown = text[:LOG_PREVIEW].encode("unicode_escape").decode("ascii")
+    more = f" ... ({size:,} in all)" if size > LOG_PREVIEW else ""
+    return shown + more
+
+
+def reject_message(value: Any, *, source: str, reason: str, keep: bool, raw: bool = False) -> None:
+    """A broker message no task can take. Kept as a dead letter by the
+    ingest worker (`keep`), otherwise logged once, truncated."""
+    from django.utils import timezone
+
+    if keep:
+        try:
+            record(value, reason=reason, source=source, received_at=timezone.now(), raw=raw)
+        except DatabaseError as exc:
+            # The message is already off the queue (it could never be
+            # delivered): the log is the last place it can be kept.
+            connection.close()
+            log.error(
+                "could not keep a rejected message from %s as a dead letter (%s): %s; message: %s",
+                source, str(exc).strip()[:200], reason, preview(value),
+            )
+            return
+        log.warning("rejected a message from %s (kept as a dead letter): %s", source, reason)
+        return
+    log.warning("dropped a message from %s: %s; message: %s", source, reason, preview(value))
+
+
+def recent_count(now: datetime) -> int:
+    """Dead letters received in the last 24 hours (the dashboard's health line)."""
+    from probes.models import DeadLetter
+
+    return DeadLetter.objects.filter(received_at__gte=now - RECENT).count()
+
+
+def prune(cutoff: datetime) -> int:
+    """Delete dead letters received before the cutoff, in batches."""
+    from probes.models import DeadLetter
+
+    table = DeadLetter._meta.db_table
+    deleted = 0
+    while True:
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute(
+                f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE received_at < %s LIMIT %s)",
+                [cutoff, settings.LATENCY_PRUNE_BATCH],
+            )
+            n = cur.rowcount
+        deleted += n
+        if n < settings.LATENCY_PRUNE_BATCH:
+            return deleted
