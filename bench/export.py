@@ -176,12 +176,9 @@ def main() -> int:
     django.setup()
     import psycopg
 
-    from latency.exports import (
-        ExportFilters,
-        connection_params,
-        measurements_select,
-        where_clause,
-    )
+    from probes.exports import ExportFilters
+    from probes.exports.measurements import measurements_select, where_clause
+    from probes.exports.pgcopy import connection_params
     from tests.browser import UvicornServer
 
     prepare(args.rows, args.reload)

@@ -1,29 +1,55 @@
 """Who may read what: the one place the dashboard's reading rules live.
 
+Two rules, each written once here and enforced through every door:
+- reading the dashboard (pages, the JSON API, the live websocket): anyone
+  when LATENCY_PUBLIC_DASHBOARD is on, else signed-in users;
+- reading raw measurements (the CSV exports, and provider error texts on the
+  pages): signed-in users with probes.view_measurement, public mode or not.
+
 Provider error texts can carry request ids, account names, quota details or
 a fragment of the prompt, so they follow the same rule as the raw rows in
-the CSV export: only users allowed to view measurements see them. Everyone
-else who may read the dashboard (anyone, in public mode) sees the outcome
-only.
+the CSV export. Each door answers a refusal in its own idiom (a login
+redirect for a page, a JSON 403 for a script, a close code for a socket),
+but asks the same question.
 """
 
 from __future__ import annotations
 
+from functools import wraps
+
 from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, JsonResponse
+from django.views.decorators.http import require_safe
 
 MEASUREMENT_PERMISSION = "probes.view_measurement"
 # Free text written by a provider or the network stack: hidden together.
 ERROR_FIELDS = ("error", "error_type")
 
 
+def _signed_in(user) -> bool:
+    # The websocket scope may hold no user at all (no session middleware ran).
+    return user is not None and user.is_authenticated
+
+
 def can_read_dashboard(user) -> bool:
     # Read per request, not at import: the setting is a deployment switch and
     # tests flip it with override_settings.
-    return settings.LATENCY_PUBLIC_DASHBOARD or user.is_authenticated
+    return settings.LATENCY_PUBLIC_DASHBOARD or _signed_in(user)
 
 
-def may_see_errors(user) -> bool:
-    return user.is_authenticated and user.has_perm(MEASUREMENT_PERMISSION)
+def may_read_measurements(user) -> bool:
+    """May read raw measurements: the exports and provider error texts."""
+    return _signed_in(user) and user.has_perm(MEASUREMENT_PERMISSION)
+
+
+# Error texts are raw measurement data: the same rule, by name where it is used.
+may_see_errors = may_read_measurements
+
+
+async def amay_read_measurements(user) -> bool:
+    """may_read_measurements() from async code (the permission check reads the database)."""
+    return _signed_in(user) and await user.ahas_perm(MEASUREMENT_PERMISSION)
 
 
 def visible_rows(rows: list[dict], user) -> list[dict]:
@@ -31,3 +57,54 @@ def visible_rows(rows: list[dict], user) -> list[dict]:
     if may_see_errors(user):
         return rows
     return [{**row, **dict.fromkeys(ERROR_FIELDS)} for row in rows]
+
+
+# The doors ---------------------------------------------------------------------
+
+
+def dashboard_page(view):
+    """Pages: sign in first unless the dashboard is public."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not can_read_dashboard(request.user):
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def login_required_json() -> JsonResponse:
+    response = JsonResponse({"error": "login required"}, status=403)
+    # An answer that depends on the session: never cached.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def dashboard_api(view):
+    """The JSON API: the pages' rule, answered in JSON, since a script
+    cannot follow a redirect to a login form."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        if not can_read_dashboard(request.user):
+            return login_required_json()
+        return view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def measurement_export(view):
+    """Async export views: sign in first (public mode or not), then the
+    permission to view measurements, or a 403 saying it is missing."""
+
+    @wraps(view)
+    async def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        user = await request.auser()
+        if not _signed_in(user):
+            return redirect_to_login(request.get_full_path())
+        if not await amay_read_measurements(user):
+            return HttpResponseForbidden("Exports need the permission to view measurements.", content_type="text/plain")
+        return await view(request, *args, **kwargs)
+
+    return require_safe(wrapper)

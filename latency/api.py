@@ -14,10 +14,11 @@ from functools import wraps
 
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
-from django.views.decorators.http import require_safe
 
 from latency import charts, stats
-from latency.views import METRICS, PERCENTILES, WINDOWS, can_read, empty_window_message, filter_params
+from latency.access import dashboard_api
+from latency.forms import DashboardFilterForm
+from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message
 from probes.models import Region, Target
 
 
@@ -50,28 +51,14 @@ def respond(payload: dict, status: int = 200) -> JsonResponse:
     return response
 
 
-def readable(view):
-    """Login rules as for pages, answered in JSON: a script cannot follow a
-    redirect to a login form."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        if not can_read(request):
-            return respond({"error": "login required"}, status=403)
-        return view(request, *args, **kwargs)
-
-    return require_safe(wrapper)
-
-
 def chart_endpoint(build):
     """Parse the filters once, answer 400 on a bad one, else build(filters)."""
 
-    @readable
+    @dashboard_api
     @wraps(build)
     def view(request: HttpRequest):
-        params = filter_params(request.GET)
         try:
-            f = stats.parse_filters(params, timezone.now())
+            f = DashboardFilterForm(request.GET, now=timezone.now()).result()
         except stats.BadParameter as exc:
             return respond({"error": str(exc), "param": exc.param}, status=400)
         return respond(build(f))
@@ -136,7 +123,7 @@ def table(f: stats.Filters) -> dict:
     return {"figure": None, "rows": stats.table(f)}
 
 
-@readable
+@dashboard_api
 def meta(request: HttpRequest):
     targets = [
         {

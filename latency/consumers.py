@@ -6,11 +6,14 @@ database, so a thousand open dashboards cost Redis subscriptions, not queries.
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
-
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
+from django.http import QueryDict
+from django.utils import timezone
 
+from latency.access import can_read_dashboard
+from latency.forms import LiveFeedForm
+from latency.stats import BadParameter
 from probes.live import GLOBAL_GROUP, target_group
 
 # Close codes in the 4000-4999 range are ours to define. Sent before the
@@ -22,31 +25,18 @@ CLOSE_BAD_PARAMETER = 4400
 CLOSE_UNSUPPORTED_DATA = 1003
 
 
-def _target_param(query_string: bytes) -> tuple[bool, int | None]:
-    """(valid, target id or None for all targets)."""
-    values = parse_qs(query_string.decode("latin-1"), keep_blank_values=True).get("target")
-    if not values:
-        return True, None
-    if len(values) != 1:
-        return False, None
-    raw = values[0].strip()
-    if raw in ("", "all"):
-        return True, None
-    if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
-        return False, None
-    return True, int(raw)
-
-
 class MeasurementsConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if not (settings.LATENCY_PUBLIC_DASHBOARD or (user is not None and user.is_authenticated)):
+        if not can_read_dashboard(self.scope.get("user")):
             await self.close(code=CLOSE_LOGIN_REQUIRED)
             return
-        valid, target_id = _target_param(self.scope.get("query_string", b""))
-        if not valid:
+        # The form reads no database for this one field, so it runs here, in the event loop.
+        try:
+            form = LiveFeedForm(QueryDict(self.scope.get("query_string", b"")), now=timezone.now())
+            target_id = form.result()
+        except (BadParameter, TooManyFieldsSent):
             await self.close(code=CLOSE_BAD_PARAMETER)
             return
         self.group = GLOBAL_GROUP if target_id is None else target_group(target_id)

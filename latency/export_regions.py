@@ -25,23 +25,30 @@ from datetime import UTC, datetime
 from asgiref.sync import sync_to_async
 from psycopg import sql
 
-from latency.exports import (
-    BUCKETS,
-    REGION_COLUMNS,
-    REGION_METRICS,
-    REGION_PERCENTILES,
-    ExportFilters,
-    copy_csv,
-    header_line,
-    neutralise,
-    safe_text,
-    utc_iso,
-    where_clause,
-)
+from latency.stats import PERCENTILES
+from probes.exports import BUCKETS, ExportFilters
+from probes.exports.csvsafe import header_line, neutralise, safe_text, utc_iso
+from probes.exports.measurements import where_clause
+from probes.exports.pgcopy import copy_csv
 from probes.models import Region, Target
 from probes.rollups import floor_day, floor_hour, read_window
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+REGION_METRICS = ("ttft", "ttfat", "ttfb", "connect", "total")
+# The dashboard's percentiles, one set for the whole product.
+REGION_PERCENTILES = PERCENTILES
+REGION_COLUMNS = (
+    "bucket_start",
+    "region",
+    "region_city",
+    "region_country",
+    "target",
+    "model",
+    "samples",
+    "errors",
+    "error_rate",
+    *(f"{m}_{p}_ms" for m in REGION_METRICS for p in REGION_PERCENTILES),
+)
 
 
 def uses_raw_rows(f: ExportFilters) -> bool:

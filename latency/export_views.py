@@ -1,4 +1,10 @@
-"""/export/*.csv: async views streaming CSV (see latency.exports).
+"""/export/*.csv: thin async views over the domain's CSV generators.
+
+Each view reads its filters through latency.forms.ExportFilterForm, hands
+them to a generator (probes.exports for measurements.csv,
+latency.export_regions for regions.csv) and streams what it yields within
+the export slots' cap (probes.exports.responses). Who may export is
+latency.access's rule.
 
 Async so that under uvicorn the response is an async iterator: the ASGI
 handler forwards each block as it comes, without pinning a worker thread
@@ -7,180 +13,41 @@ for the length of the download.
 
 from __future__ import annotations
 
-import threading
-import weakref
-
 from asgiref.sync import sync_to_async
-from django.conf import settings
-from django.contrib.auth.views import redirect_to_login
-from django.http import (
-    HttpRequest,
-    HttpResponse,
-    HttpResponseForbidden,
-    JsonResponse,
-    StreamingHttpResponse,
-)
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
-from django.views.decorators.http import require_safe
 
-from latency.access import MEASUREMENT_PERMISSION
+from latency.access import measurement_export
 from latency.export_regions import region_csv
-from latency.exports import (
-    MEASUREMENT_COLUMNS,
-    ExportFilters,
-    copy_csv,
-    filename,
-    header_line,
-    measurements_select,
-    parse_export_filters,
-    where_clause,
-)
+from latency.forms import ExportFilterForm
 from latency.stats import BadParameter
-
-PERMISSION = MEASUREMENT_PERMISSION
-
-
-async def forbidden(request: HttpRequest) -> HttpResponse | None:
-    """Login and the view permission on measurements, or the answer saying which is missing."""
-    user = await request.auser()
-    if not user.is_authenticated:
-        return redirect_to_login(request.get_full_path())
-    if not await user.ahas_perm(PERMISSION):
-        return HttpResponseForbidden("Exports need the permission to view measurements.", content_type="text/plain")
-    return None
+from probes.exports import ExportFilters, filename
+from probes.exports.measurements import filtered_csv
+from probes.exports.responses import csv_response
 
 
-# Seconds a refused client is asked to wait: exports of a day take seconds.
-RETRY_AFTER_S = 10
-
-
-class ExportSlots:
-    """How many exports this process is streaming, bounded by
-    LATENCY_MAX_CONCURRENT_EXPORTS (read per call: tests change it). Each
-    export holds a PostgreSQL connection of its own for its whole stream,
-    so this bounds the connections exports can open."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.active = 0
-
-    def take(self) -> ExportSlot | None:
-        with self._lock:
-            if self.active >= settings.LATENCY_MAX_CONCURRENT_EXPORTS:
-                return None
-            self.active += 1
-            return ExportSlot(self)
-
-    def give_back(self, slot: ExportSlot) -> None:
-        # Called from the stream's end, its cancellation, response.close() (in
-        # another thread) and the finalizer: whichever comes first counts, once.
-        with self._lock:
-            if slot.held:
-                slot.held = False
-                self.active -= 1
-
-
-class ExportSlot:
-    def __init__(self, slots: ExportSlots) -> None:
-        self._slots = slots
-        self.held = True
-
-    def release(self) -> None:
-        self._slots.give_back(self)
-
-
-SLOTS = ExportSlots()
-
-
-class ExportResponse(StreamingHttpResponse):
-    """A CSV stream that holds an export slot until it ends, fails, or the client goes away.
-
-    Django's ASGI handler closes the iterator it gets from __aiter__ (and
-    cancels it on a disconnect) but neither closes the generators inside
-    nor calls close() after a cancellation, so the inner generator (and
-    its database connection) is closed here, explicitly."""
-
-    def __init__(self, chunks, slot: ExportSlot, **kwargs) -> None:
-        super().__init__(chunks, **kwargs)
-        self._chunks = chunks
-        self._slot = slot
-        # A client that leaves before the body starts cancels the response
-        # before __aiter__ or close() ever run: the slot then comes back when
-        # the response object is dropped.
-        weakref.finalize(self, slot.release)
-
-    async def __aiter__(self):
-        try:
-            async for part in super().__aiter__():
-                yield part
-        finally:
-            try:
-                await self._chunks.aclose()
-            finally:
-                self._slot.release()
-
-    def close(self) -> None:
-        self._slot.release()
-        super().close()
-
-
-def too_many_exports() -> HttpResponse:
-    response = HttpResponse(
-        "Too many exports are running at once; try again in a few seconds.\n",
-        status=429,
-        content_type="text/plain; charset=utf-8",
-    )
-    response["Retry-After"] = str(RETRY_AFTER_S)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-def csv_response(chunks, name: str) -> HttpResponse:
-    slot = SLOTS.take()
-    if slot is None:
-        # `chunks` was never started: it holds no connection yet.
-        return too_many_exports()
-    response = ExportResponse(chunks, slot, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    # Live data, and possibly large: never cached by a proxy.
-    response["Cache-Control"] = "no-store"
-    # Tells nginx-style proxies to pass the stream through as it comes.
-    response["X-Accel-Buffering"] = "no"
-    return response
-
-
-async def measurement_csv(where) -> object:
-    """The header at once (before the database is even reached), then COPY's blocks."""
-    yield header_line(MEASUREMENT_COLUMNS)
-    async for block in copy_csv(measurements_select(where)):
-        yield block
-
-
-async def _filters(request: HttpRequest) -> ExportFilters:
-    return await sync_to_async(parse_export_filters)(request.GET, timezone.now())
+def _filters(request: HttpRequest) -> ExportFilters:
+    # Sync: the form looks ids and slugs up in the database.
+    return ExportFilterForm(request.GET, now=timezone.now()).result()
 
 
 def bad_parameter(exc: BadParameter) -> JsonResponse:
     return JsonResponse({"error": str(exc), "param": exc.param}, status=400)
 
 
-@require_safe
+@measurement_export
 async def measurements(request: HttpRequest) -> HttpResponse:
-    if denied := await forbidden(request):
-        return denied
     try:
-        f = await _filters(request)
+        f = await sync_to_async(_filters)(request)
     except BadParameter as exc:
         return bad_parameter(exc)
-    return csv_response(measurement_csv(where_clause(f)), filename("measurements", f))
+    return csv_response(filtered_csv(f), filename("measurements", f))
 
 
-@require_safe
+@measurement_export
 async def regions(request: HttpRequest) -> HttpResponse:
-    if denied := await forbidden(request):
-        return denied
     try:
-        f = await _filters(request)
+        f = await sync_to_async(_filters)(request)
     except BadParameter as exc:
         return bad_parameter(exc)
     return csv_response(region_csv(f), filename(f"regions-{f.bucket}", f))

@@ -8,18 +8,15 @@ to static/js/dashboard.js, which reads the same query parameters from
 
 from __future__ import annotations
 
-from functools import wraps
-
-from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_safe
 
 from latency import stats
-from latency.access import can_read_dashboard, may_see_errors, visible_rows
+from latency.access import dashboard_page, may_see_errors, visible_rows
+from latency.forms import DashboardFilterForm, RegionPageFilterForm
 from probes import deadletters
 from probes.models import Probe, Region, Target
 
@@ -38,33 +35,6 @@ METRIC_LABELS = {
 }
 METRICS = [(value, METRIC_LABELS.get(value, value)) for value in stats.METRIC_CHOICES]
 RECENT_LIMIT = 50
-
-
-def can_read(request: HttpRequest) -> bool:
-    return can_read_dashboard(request.user)
-
-
-def dashboard_page(view):
-    """Pages: sign in first unless the dashboard is public."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not can_read(request):
-            return redirect_to_login(request.get_full_path())
-        return view(request, *args, **kwargs)
-
-    return require_safe(wrapper)
-
-
-def filter_params(query: QueryDict) -> QueryDict:
-    """The query without blank values: a GET form sends `since=` for an
-    unused input, and blank should mean "not given", not "bad value"."""
-    clean = QueryDict(mutable=True)
-    for name, values in query.lists():
-        kept = [v for v in values if v.strip()]
-        if kept:
-            clean.setlist(name, kept)
-    return clean
 
 
 def window_phrase(f: stats.Filters) -> str:
@@ -87,20 +57,6 @@ def empty_window_message(f: stats.Filters) -> str:
         f"No measurements {window_phrase(f)} for {subject} — widen the window or check that region "
         "workers are running."
     )
-
-
-def _selected(params: QueryDict, f: stats.Filters | None) -> dict:
-    """The form's values: parsed when valid, else as typed, so a mistake can be corrected in place."""
-    targets = [int(t) for t in params.getlist("target") if t.isdigit()]
-    return {
-        "targets": list(f.target_ids) if f is not None and f.target_ids else targets,
-        "regions": params.getlist("region"),
-        "window": f.window if f is not None else params.get("window", stats.DEFAULT_WINDOW),
-        "since": params.get("since", ""),
-        "until": params.get("until", ""),
-        "percentile": f.percentile_label if f is not None else params.get("percentile", stats.DEFAULT_PERCENTILE),
-        "metric": f.metric if f is not None else params.get("metric", stats.DEFAULT_METRIC),
-    }
 
 
 def _dashboard_config(f: stats.Filters | None) -> dict:
@@ -137,22 +93,24 @@ def export_query(selected: dict) -> str:
     return query.urlencode()
 
 
+def _filters(form: DashboardFilterForm) -> tuple[stats.Filters | None, dict | None]:
+    """(filters, None), or (None, the error the page shows) for a bad parameter."""
+    try:
+        return form.result(), None
+    except stats.BadParameter as exc:
+        return None, {"message": str(exc), "param": exc.param}
+
+
 @dashboard_page
 def overview(request: HttpRequest) -> HttpResponse:
-    params = filter_params(request.GET)
+    form = DashboardFilterForm(request.GET, now=timezone.now())
+    f, error = _filters(form)
     no_probes = not Probe.objects.exists()
-    f = None
-    error = None
     empty_message = ""
-    try:
-        f = stats.parse_filters(params, timezone.now())
-    except stats.BadParameter as exc:
-        error = {"message": str(exc), "param": exc.param}
     if f is not None and not no_probes:
         if not any(row["samples"] for row in stats.region_summary(f)):
             empty_message = empty_window_message(f)
-    without_regions = params.copy()
-    without_regions.pop("region", None)
+    selected = form.selected
     context = {
         "no_probes": no_probes,
         "error": error,
@@ -162,9 +120,10 @@ def overview(request: HttpRequest) -> HttpResponse:
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,
-        "selected": _selected(params, f),
-        "export_query": export_query(_selected(params, f)),
-        "without_regions": without_regions.urlencode(),
+        "form": form,
+        "selected": selected,
+        "export_query": export_query(selected),
+        "without_regions": form.query_without("region"),
         "dashboard_config": _dashboard_config(f),
         # The health line: what the ingest could not store (kept as dead letters).
         "rejected_recently": deadletters.recent_count(timezone.now()),
@@ -175,24 +134,18 @@ def overview(request: HttpRequest) -> HttpResponse:
 @dashboard_page
 def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
     region = get_object_or_404(Region, slug=slug)
-    params = filter_params(request.GET)
-    params.pop("region", None)  # the page's own region decides
-    params.pop("target", None)  # every target is ranked
-    f = None
-    error = None
+    form = RegionPageFilterForm(request.GET, now=timezone.now())
+    f, error = _filters(form)
     ranking = []
-    try:
-        f = stats.parse_filters(params, timezone.now())
-    except stats.BadParameter as exc:
-        error = {"message": str(exc), "param": exc.param}
     if f is not None:
         ranking = [
             {**row, "error_percent": None if row["error_rate"] is None else row["error_rate"] * 100}
             for row in stats.region_ranking(region.slug, f)
         ]
-    selected = _selected(params, f)
+    selected = form.selected
     context = {
         "region": region,
+        "form": form,
         "ranking": ranking,
         "error": error,
         "windows": WINDOWS,

@@ -5,9 +5,13 @@ from urllib.parse import urlsplit
 
 from django.contrib import admin, messages
 from django.db.models import Count
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import ngettext
 
+from probes.exports import stamp
+from probes.exports.measurements import selection_csv
+from probes.exports.responses import csv_response
 from probes.forms import ProbeAdminForm
 from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RollupHour, Target
 
@@ -157,13 +161,8 @@ class MeasurementAdmin(admin.ModelAdmin):
     def export_csv(self, request, queryset):
         # Same columns, query and neutralisation as /export/measurements.csv:
         # only the WHERE differs (the changelist's selection).
-        from django.utils import timezone
-
-        from latency.export_views import csv_response, measurement_csv
-        from latency.exports import selection_where, stamp
-
         name = f"latency-measurements-selected_{stamp(timezone.now())}.csv"
-        return csv_response(measurement_csv(selection_where(queryset)), name)
+        return csv_response(selection_csv(queryset), name)
 
     # Measurements are evidence: only the probes write them.
     def has_add_permission(self, request) -> bool:

@@ -13,6 +13,7 @@ import plotly.io as pio
 import pytest
 
 from latency import charts, stats
+from latency.forms import dashboard_filters
 from probes.geo import great_circle_km, path_floor_ms
 from probes.histogram import Histogram, histogram_of
 from probes.models import Measurement
@@ -257,7 +258,7 @@ def test_figures_built_from_real_query_rows_serialise(make_region, make_target, 
                 )
             )
     Measurement.objects.bulk_create(rows)
-    f = stats.parse_filters({"target": [str(target.id)], "window": ["1h"]}, now)
+    f = dashboard_filters({"target": [str(target.id)], "window": ["1h"]}, now)
     summary = stats.region_summary(f)
     where = {"name": target.name, "location_name": target.location_name, "lat": target.latitude, "lon": target.longitude}
     fig = charts.world_map(summary, where, f.metric, f.percentile)

@@ -14,7 +14,8 @@ from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 
 from latency import stats
-from latency.stats import BadParameter, Filters, parse_filters
+from latency.forms import dashboard_filters as parse_filters
+from latency.stats import BadParameter, Filters
 from probes.engine.result import Measurement as EngineResult
 from probes.geo import EARTH_RADIUS_KM, path_floor_ms
 from probes.histogram import exact_percentile

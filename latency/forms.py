@@ -1,0 +1,377 @@
+"""Query parameters as Django forms: the dashboard's filters, the exports'
+filters and the live feed's target.
+
+Every door (pages, JSON API, CSV exports, websocket) reads its input through
+one of these forms and nothing else, so a parameter means the same thing
+and is refused with the same message everywhere. A refusal names its
+parameter (BadParameter.param, the "param" of a 400) and says what would be
+accepted; the messages are part of the API and tests pin them.
+
+Conventions shared by every field, since these are GET query strings typed
+or bookmarked by people:
+- blank values count as not given (a GET form sends `since=` for an
+  untouched input);
+- a parameter meant once and given twice is refused, not silently reduced
+  to one of its values;
+- repeatable parameters keep their order and drop repeats.
+
+A bound form keeps what was typed, so a page can show a mistake in place
+(DashboardFilterForm.selected) for the reader to correct.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.http import QueryDict
+
+from latency.stats import (
+    DEFAULT_METRIC,
+    DEFAULT_PERCENTILE,
+    DEFAULT_WINDOW,
+    MAX_WINDOW,
+    METRIC_CHOICES,
+    PERCENTILES,
+    WINDOW_CHOICES,
+    WINDOWS,
+    BadParameter,
+    Filters,
+)
+from probes.engine.result import OUTCOMES
+from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
+from probes.models import Probe, Region, Target
+from probes.timeparse import parse_when
+
+# The largest id PostgreSQL's bigint holds: a longer number cannot name a row.
+MAX_ID = 2**63 - 1
+
+
+class Values(forms.Widget):
+    """Every non-blank value given for a name, stripped, in order."""
+
+    def value_from_datadict(self, data, files, name):
+        if hasattr(data, "getlist"):
+            raw = data.getlist(name)
+        else:  # a plain mapping of name to a value or a list of values
+            raw = data.get(name, [])
+            raw = [raw] if isinstance(raw, str) else list(raw)
+        return [v.strip() for v in raw if v is not None and v.strip()]
+
+    def value_omitted_from_data(self, data, files, name):
+        return name not in data
+
+
+class Param(forms.Field):
+    """A query parameter. The form tells each field its name (`param`),
+    since the messages name the parameter."""
+
+    widget = Values
+    param = ""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+
+class Once(Param):
+    """At most one value; with choices, one of them (default when absent)."""
+
+    def __init__(self, *, choices=(), default: str | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.choices = tuple(choices)
+        self.default = default
+
+    def to_python(self, values):
+        if len(values) > 1:
+            raise ValidationError(f"{self.param} must be given once")
+        value = values[0] if values else self.default
+        if value is not None and self.choices and value not in self.choices:
+            raise ValidationError(f"{self.param} must be one of {', '.join(self.choices)}")
+        return value
+
+
+class Ids(Param):
+    """Repeatable ids of existing rows of `model` (target, probe); empty, or
+    "all" where allowed, means all."""
+
+    def __init__(self, model, *, allow_all: bool = False, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self.allow_all = allow_all
+
+    def to_python(self, texts) -> list[int]:
+        if self.allow_all and "all" in texts:
+            return []
+        ids: list[int] = []
+        for text in texts:
+            if not (text.isascii() and text.isdigit()):
+                also = " or all" if self.allow_all else ""
+                raise ValidationError(f"{self.param} must be a {self.param} id{also}, got {text!r}")
+            if int(text) not in ids:
+                ids.append(int(text))
+        known = set(self.model.objects.filter(id__in=[i for i in ids if i <= MAX_ID]).values_list("id", flat=True))
+        unknown = [str(i) for i in ids if i not in known]
+        if unknown:
+            raise ValidationError(f"unknown {self.param} id {', '.join(unknown)}")
+        return ids
+
+
+class RegionSlugs(Param):
+    """Repeatable slugs of existing regions, as region ids; empty, or "all"
+    where allowed, means all."""
+
+    def __init__(self, *, allow_all: bool = False, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.allow_all = allow_all
+
+    def to_python(self, slugs) -> list[int]:
+        if self.allow_all and "all" in slugs:
+            return []
+        by_slug = dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id"))
+        unknown = [s for s in slugs if s not in by_slug]
+        if unknown:
+            raise ValidationError(f"unknown {self.param} {', '.join(repr(s) for s in unknown)}")
+        return list(dict.fromkeys(by_slug[s] for s in slugs))
+
+
+class Outcomes(forms.MultipleChoiceField):
+    """Repeatable outcome names, without repeats."""
+
+    widget = Values
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(
+            choices=[(o, o) for o in OUTCOMES],
+            required=False,
+            error_messages={"invalid_choice": f"outcome must be one of {', '.join(OUTCOMES)}, got %(value)r"},
+            **kwargs,
+        )
+
+    def clean(self, value) -> list[str]:
+        return list(dict.fromkeys(super().clean(value)))
+
+
+class ParamsForm(forms.Form):
+    """A form over query parameters, read at `now` (relative times)."""
+
+    def __init__(self, data, *, now: datetime) -> None:
+        super().__init__(data if data is not None else QueryDict())
+        # A naive time is taken as UTC, as probes.timeparse does for input.
+        self.now = (now if now.tzinfo else now.replace(tzinfo=UTC)).astimezone(UTC)
+        for name, field in self.fields.items():
+            field.param = name
+
+    def typed(self, name: str) -> list[str]:
+        """The non-blank values given for `name`, as typed."""
+        return Values().value_from_datadict(self.data, None, name)
+
+    def first_error(self) -> BadParameter | None:
+        """The first refusal, as the BadParameter the views answer with."""
+        if self.is_valid():
+            return None
+        name, errors = next(iter(self.errors.as_data().items()))
+        return BadParameter(name, errors[0].messages[0])
+
+    def when(self, name: str, text: str) -> datetime:
+        """A time as typed (ISO 8601, or relative such as 24h) or a refusal naming `name`."""
+        try:
+            return parse_when(text, self.now)
+        except ValueError as exc:
+            raise ValidationError(f"{name}: {exc}") from None
+
+    def result(self):
+        """The cleaned filters, or BadParameter naming the first bad parameter."""
+        if error := self.first_error():
+            raise error
+        return self.build()
+
+    def build(self):
+        raise NotImplementedError
+
+
+class DashboardFilterForm(ParamsForm):
+    """The dashboard's filters (pages and /api/*): target (ids, repeatable,
+    or "all"), region (slugs, repeatable, or "all"), window (a preset, or
+    custom with since and optional until), percentile, metric."""
+
+    target = Ids(Target, allow_all=True)
+    region = RegionSlugs(allow_all=True)
+    since = Once()
+    until = Once()
+    window = Once(choices=WINDOW_CHOICES)
+    percentile = Once(choices=PERCENTILES, default=DEFAULT_PERCENTILE)
+    metric = Once(choices=METRIC_CHOICES, default=DEFAULT_METRIC)
+
+    def clean(self):
+        data = super().clean()
+        if any(name in self.errors for name in ("since", "until", "window")):
+            return data
+        since_text, until_text = data.get("since"), data.get("until")
+        window = data.get("window") or ("custom" if since_text or until_text else DEFAULT_WINDOW)
+        data["window"] = window
+        if window != "custom":
+            if since_text or until_text:
+                name = "since" if since_text else "until"
+                self.add_error(name, f"{name} applies to window=custom only")
+            else:
+                data["since"], data["until"] = self.now - WINDOWS[window], self.now
+            return data
+        if not since_text:
+            self.add_error("since", "a custom window needs since (ISO 8601 or relative such as 24h)")
+            return data
+        try:
+            since = self.when("since", since_text)
+        except ValidationError as exc:
+            self.add_error("since", exc)
+            return data
+        try:
+            until = self.when("until", until_text) if until_text else self.now
+        except ValidationError as exc:
+            self.add_error("until", exc)
+            return data
+        if since >= until:
+            self.add_error("since", "since must be before until")
+        elif until - since > MAX_WINDOW:
+            self.add_error("since", f"the window is longer than {MAX_WINDOW.days} days; choose a shorter one")
+        else:
+            data["since"], data["until"] = since, until
+        return data
+
+    def build(self) -> Filters:
+        data = self.cleaned_data
+        return Filters(
+            target_ids=data.get("target", []),
+            region_ids=data.get("region", []),
+            since=data["since"],
+            until=data["until"],
+            metric=data["metric"],
+            percentile=PERCENTILES[data["percentile"]],
+            window=data["window"],
+        )
+
+    @property
+    def selected(self) -> dict:
+        """The values the page's form shows: cleaned when valid, else as
+        typed, so a mistake can be corrected in place."""
+        valid = self.is_valid()
+        data = self.cleaned_data if valid else {}
+
+        def last(name: str, default: str) -> str:
+            typed = self.typed(name)
+            return typed[-1] if typed else default
+
+        def listed(name: str) -> list[str]:
+            # A parameter the page decides itself (a region page's region) is not shown.
+            return self.typed(name) if name in self.fields else []
+
+        return {
+            "targets": data.get("target") or [int(t) for t in listed("target") if t.isdigit()],
+            "regions": listed("region"),
+            "window": data["window"] if valid else last("window", DEFAULT_WINDOW),
+            "since": last("since", ""),
+            "until": last("until", ""),
+            "percentile": data["percentile"] if valid else last("percentile", DEFAULT_PERCENTILE),
+            "metric": data["metric"] if valid else last("metric", DEFAULT_METRIC),
+        }
+
+    def query_without(self, *names: str) -> str:
+        """The query as given (blank values left out), minus `names`, for links."""
+        query = QueryDict(mutable=True)
+        for name in self.data:
+            if name not in names and (typed := self.typed(name)):
+                query.setlist(name, typed)
+        return query.urlencode()
+
+
+class RegionPageFilterForm(DashboardFilterForm):
+    """A region's page: the page's own region decides, and every target is ranked."""
+
+    target = None
+    region = None
+
+
+class ExportFilterForm(ParamsForm):
+    """The exports' filters: target, probe (ids), region (slugs) and outcome,
+    all repeatable; since and until (ISO 8601 or relative such as 24h;
+    default the last 24 hours, [since, until) half-open); bucket
+    (regions.csv only)."""
+
+    region = RegionSlugs()
+    outcome = Outcomes()
+    bucket = Once(choices=BUCKETS, default=DEFAULT_BUCKET)
+    until = Once()
+    since = Once()
+    target = Ids(Target)
+    probe = Ids(Probe)
+
+    def clean_until(self):
+        text = self.cleaned_data["until"]
+        return self.when("until", text) if text else None
+
+    def clean_since(self):
+        text = self.cleaned_data["since"]
+        return self.when("since", text) if text else None
+
+    def clean(self):
+        data = super().clean()
+        if "since" in self.errors or "until" in self.errors:
+            return data
+        until = data.get("until") or self.now
+        since = data.get("since") or until - DEFAULT_RANGE
+        if since >= until:
+            self.add_error("since", "since must be before until")
+        elif until - since > MAX_WINDOW:
+            self.add_error(
+                "since", f"since: the range to until is longer than {MAX_WINDOW.days} days; choose a shorter one"
+            )
+        else:
+            data["since"], data["until"] = since, until
+        return data
+
+    def build(self) -> ExportFilters:
+        data = self.cleaned_data
+        return ExportFilters(
+            since=data["since"],
+            until=data["until"],
+            target_ids=data["target"],
+            probe_ids=data["probe"],
+            region_ids=data["region"],
+            outcomes=data["outcome"],
+            bucket=data["bucket"],
+        )
+
+
+class FeedTarget(Once):
+    """The live feed's one target: an id, or blank / "all" for every target.
+    Not looked up: the feed never reads the database, and an id with no
+    target simply hears nothing."""
+
+    def to_python(self, values) -> int | None:
+        value = super().to_python(values)
+        if value in (None, "all"):
+            return None
+        if not (value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_ID):
+            raise ValidationError(f"{self.param} must be a target id or all, got {value!r}")
+        return int(value)
+
+
+class LiveFeedForm(ParamsForm):
+    """/ws/measurements/?target=<id>: which broadcasts a socket hears."""
+
+    target = FeedTarget()
+
+    def build(self) -> int | None:
+        return self.cleaned_data["target"]
+
+
+def dashboard_filters(params, now: datetime) -> Filters:
+    """Filters from dashboard query parameters (a QueryDict or a mapping of
+    name to list of values), or BadParameter naming the first bad one."""
+    return DashboardFilterForm(params, now=now).result()
+
+
+def export_filters(params, now: datetime) -> ExportFilters:
+    """ExportFilters from export query parameters, or BadParameter naming the first bad one."""
+    return ExportFilterForm(params, now=now).result()
