@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import connection
+from django.db.models import F, Value
 from django.test import AsyncClient
 
 from probes.exports.measurements import selection_where
@@ -69,13 +71,25 @@ async def test_exporting_ticked_rows_of_a_tricky_search_exports_only_those(staff
     assert [r["measured_at"] for r in got] == ["2026-03-02T10:00:00.000000Z", "2026-03-02T10:01:00.000000Z"]
 
 
-def test_the_selection_is_a_subquery_with_its_values_quoted_as_data(measured):
-    from django.db import connection
+def _tricky_by_value():
+    return Measurement.objects.filter(error__contains="50%s used: it's").exclude(error__startswith="%(x)s '")
 
-    queryset = Measurement.objects.filter(error__contains="50%s used: it's").exclude(error__startswith="%(x)s '")
+
+def _tricky_by_expression():
+    # A pattern from an expression: Django writes LIKE '%%' || %s || '%%' into
+    # the SQL text itself, escaped percent signs among the placeholders.
+    return Measurement.objects.annotate(word=Value("it's")).filter(error__contains=F("word")).filter(error__contains="50%s")
+
+
+@pytest.mark.parametrize("selection", [_tricky_by_value, _tricky_by_expression], ids=["values", "escaped-percent"])
+def test_the_selection_is_a_subquery_with_its_values_quoted_as_data(measured, selection):
+    queryset = selection()
+    if selection is _tricky_by_expression:
+        assert "%%" in queryset.values("pk").query.sql_with_params()[0]
     where = selection_where(queryset)
     with connection.cursor() as cur:
         text = where.as_string(cur.connection)
+        # PostgreSQL selects the rows, however many: no id list through Python.
         assert text.startswith("m.id IN (SELECT ")
         cur.execute(f"SELECT m.id FROM probes_measurement m WHERE {text} ORDER BY m.id")
         assert [row[0] for row in cur.fetchall()] == tricky_ids()
