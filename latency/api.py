@@ -2,7 +2,9 @@
 
 Every chart endpoint answers {"figure": <Plotly figure dict or null>,
 "rows": [...]} so the page draws the figure and can show the numbers behind
-it; a bad parameter is a 400 naming it, never a guess.
+it; a bad parameter is a 400 naming it, never a guess. The parameters are
+the pages' own form (latency.forms.DashboardFilterForm), and so is the access
+rule (latency.access), answered in JSON.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 The consumer only relays what probes.live.broadcast sends; it never reads the
 database, so a thousand open dashboards cost Redis subscriptions, not queries.
+Who may listen is the dashboard's rule (latency.access) and `target` is read
+by latency.forms.LiveFeedForm, as every other door reads its parameters.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from django import forms
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
+from django.utils.functional import cached_property
 
 from latency.stats import (
     DEFAULT_METRIC,
@@ -251,7 +252,7 @@ class DashboardFilterForm(ParamsForm):
             window=data["window"],
         )
 
-    @property
+    @cached_property
     def selected(self) -> dict:
         """The values the page's form shows: cleaned when valid, else as
         typed, so a mistake can be corrected in place."""

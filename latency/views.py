@@ -3,7 +3,9 @@
 The numbers come from latency.stats; pages render what a reader needs
 without JavaScript (empty states, rankings, recent rows) and leave the charts
 to static/js/dashboard.js, which reads the same query parameters from
-/api/*.
+/api/*. Parameters are read by latency.forms (the page's filter form is
+re-rendered from the bound form, so a mistake shows as typed) and who may
+read is latency.access's rule.
 """
 
 from __future__ import annotations
@@ -110,7 +112,6 @@ def overview(request: HttpRequest) -> HttpResponse:
     if f is not None and not no_probes:
         if not any(row["samples"] for row in stats.region_summary(f)):
             empty_message = empty_window_message(f)
-    selected = form.selected
     context = {
         "no_probes": no_probes,
         "error": error,
@@ -120,9 +121,9 @@ def overview(request: HttpRequest) -> HttpResponse:
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,
+        # The form re-renders from the bound form: what was typed, mistakes included.
         "form": form,
-        "selected": selected,
-        "export_query": export_query(selected),
+        "export_query": export_query(form.selected),
         "without_regions": form.query_without("region"),
         "dashboard_config": _dashboard_config(f),
         # The health line: what the ingest could not store (kept as dead letters).
@@ -151,7 +152,6 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,
-        "selected": selected,
         "metric_label": METRIC_LABELS.get(selected["metric"], selected["metric"]),
         "unit": "tok/s" if selected["metric"] == "tokens_per_s" else "ms",
         "window_phrase": window_phrase(f) if f is not None else "",
