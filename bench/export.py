@@ -28,10 +28,12 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from devtools import harness  # noqa: E402
+from devtools.harness import manage  # noqa: E402
 
 BENCH_DB = "latency_exportbench"
 USERNAME = "exportbench"
@@ -48,19 +50,8 @@ def log(text: str) -> None:
 
 
 def bench_env() -> dict[str, str]:
-    base = urlsplit(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/latency")
-    return {
-        "DATABASE_URL": urlunsplit((base.scheme, base.netloc, "/" + BENCH_DB, base.query, "")),
-        "LATENCY_CHANNEL_PREFIX": "latency-exportbench",
-        "LATENCY_PUBLIC_DASHBOARD": "false",
-        "DEBUG": "false",
-        "DJANGO_SETTINGS_MODULE": "latency.settings",
-    }
-
-
-def manage(env: dict[str, str], *args: str) -> None:
-    subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env={**os.environ, **env},
-                   check=True, capture_output=True, timeout=600)  # fmt: skip
+    return harness.bench_env(BENCH_DB, channel_prefix="latency-exportbench",
+                             extra={"LATENCY_PUBLIC_DASHBOARD": "false", "DEBUG": "false"})
 
 
 def prepare(rows: int, reload: bool) -> None:
@@ -182,7 +173,7 @@ def main() -> int:
         measurements_select,
         where_clause,
     )
-    from tests.browser import UvicornServer
+    from devtools.harness import UvicornServer
 
     prepare(args.rows, args.reload)
     since, until = START, START + SPAN + timedelta(minutes=1)
