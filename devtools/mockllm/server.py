@@ -219,23 +219,25 @@ class _Out:
         await self._write(frame)
 
     async def event(self, data: bytes, kind: int = META, end: bool = False) -> None:
+        if self.encoding != "identity":
+            pieces = [self.compress(data, final=end)]
+        else:
+            pieces = _split_points(data) if self.split else [data]
+        # Framed (by h11) before the stamps, so that the stamps are taken right before the first write.
+        frames = [self.conn.h11.send(h11.Data(data=piece)) for piece in pieces]
+        if end:
+            # The terminator rides with the last event: a client sees the end as soon as the last event.
+            frames[-1] += self.conn.h11.send(h11.EndOfMessage())
         now = time.monotonic_ns()
         for key, applies in (("first_event_ns", True), ("first_token_ns", kind in (TOKEN, ANSWER)),
                              ("first_answer_ns", kind == ANSWER)):
             if applies and self.rec.get(key) is None:
                 self.rec[key] = now
-        if self.encoding != "identity":
-            pieces = [self.compress(data, final=end)]
-        else:
-            pieces = _split_points(data) if self.split else [data]
-        for i, piece in enumerate(pieces):
-            frame = self.conn.h11.send(h11.Data(data=piece))
+        for i, frame in enumerate(frames):
             if i:
                 # Let each piece leave as its own TCP segment (TCP_NODELAY) instead of coalescing.
                 await asyncio.sleep(0.001)
-            if end and i == len(pieces) - 1:
-                # The terminator rides with the last event: a client sees the end as soon as the last event.
-                frame += self.conn.h11.send(h11.EndOfMessage())
+            if end and i == len(frames) - 1:
                 self.rec["last_byte_ns"] = time.monotonic_ns()
             await self._write(frame)
 
