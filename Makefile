@@ -24,13 +24,13 @@ migrate: $(STAMP)
 # Services (embedded unless DATABASE_URL / REDIS_URL are set), migrations, demo data, workers,
 # scheduler and web, supervised until Ctrl-C; all state in var/demo.
 demo: $(STAMP)
-	$(BIN)/python manage.py demo --state var/demo --host $(HOST) --port $(PORT)
+	$(BIN)/python -m devtools.demo --state var/demo --host $(HOST) --port $(PORT)
 
 # The suite runs on embedded PostgreSQL and Redis in a temporary folder, unless servers are named
 # for it in LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL (it creates and drops databases and
 # flushes its Redis database there). DATABASE_URL / REDIS_URL are never used by the tests.
 test: $(STAMP)
-	$(BIN)/python -m latency.embedded run --tests -- $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe_accuracy.py

@@ -39,16 +39,18 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
+
+from devtools import harness  # noqa: E402
+from devtools.harness import BenchError, manage  # noqa: E402
 
 BENCH_DB = "latency_dashbench"
 BENCH_REDIS_DB = 13  # tests use 15 (or LATENCY_TEST_REDIS_URL), bench/ingest.py 14
@@ -74,8 +76,6 @@ TARGETS = [
 ]
 
 
-class BenchError(Exception):
-    """The benchmark cannot go on; the message says why."""
 
 
 def log(*parts: object) -> None:
@@ -88,40 +88,10 @@ def log(*parts: object) -> None:
 def bench_env(db_name: str) -> dict[str, str]:
     if db_name == "latency" or db_name.startswith("test"):
         raise BenchError(f"refusing database {db_name!r}: the bench must not touch the dev or test databases")
-    base_db = os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/latency"
-    parts = urlsplit(base_db)
-    if parts.path.lstrip("/") == db_name:
-        raise BenchError(f"DATABASE_URL already names {db_name!r}; the bench drops and reloads it: choose --db")
-    database_url = urlunsplit((parts.scheme, parts.netloc, "/" + db_name, parts.query, ""))
-    base_redis = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-    rparts = urlsplit(base_redis)
-    if rparts.scheme == "unix":
+    if urlsplit(os.environ.get("REDIS_URL") or "redis://").scheme == "unix":
         raise BenchError("the dashboard bench needs a redis:// URL in REDIS_URL")
-    redis_url = urlunsplit((rparts.scheme, rparts.netloc, f"/{BENCH_REDIS_DB}", rparts.query, ""))
-    return {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url,
-        "CELERY_BROKER_URL": redis_url,
-        "LATENCY_CHANNEL_PREFIX": CHANNEL_PREFIX,
-        "LATENCY_PUBLIC_DASHBOARD": "false",
-        "DEBUG": "false",
-        "DJANGO_SETTINGS_MODULE": "latency.settings",
-        "PYTHONUNBUFFERED": "1",
-    }
-
-
-def manage(env: dict[str, str], *args: str, timeout: float = 600) -> str:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if proc.returncode != 0:
-        raise BenchError(f"manage.py {' '.join(args)} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
-    return proc.stdout.strip()
+    return harness.bench_env(db_name, channel_prefix=CHANNEL_PREFIX, redis_db=BENCH_REDIS_DB,
+                             extra={"LATENCY_PUBLIC_DASHBOARD": "false", "DEBUG": "false"})
 
 
 def admin_conninfo() -> dict:
@@ -529,7 +499,7 @@ OBSERVE_JS = """() => {
 
 
 def measure_live(origin: str, data: dict, samples: int) -> dict:
-    from tests.browser import attach_recorder, launch_chromium, live_item, login, outside_browser_loop, wait_until
+    from devtools.harness import attach_recorder, launch_chromium, live_item, login, outside_browser_loop, wait_until
 
     def store_and_announce(n: int) -> tuple[int, float]:
         from probes import live
@@ -640,7 +610,7 @@ def main() -> int:
         timings["migrate_s"] = time.perf_counter() - t
         data = prepare_data(args, env, timings)
 
-        from tests.browser import UvicornServer
+        from devtools.harness import UvicornServer
 
         results: list[dict] = []
         live = None

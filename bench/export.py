@@ -28,10 +28,12 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from devtools import harness  # noqa: E402
+from devtools.harness import manage  # noqa: E402
 
 BENCH_DB = "latency_exportbench"
 USERNAME = "exportbench"
@@ -48,19 +50,8 @@ def log(text: str) -> None:
 
 
 def bench_env() -> dict[str, str]:
-    base = urlsplit(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/latency")
-    return {
-        "DATABASE_URL": urlunsplit((base.scheme, base.netloc, "/" + BENCH_DB, base.query, "")),
-        "LATENCY_CHANNEL_PREFIX": "latency-exportbench",
-        "LATENCY_PUBLIC_DASHBOARD": "false",
-        "DEBUG": "false",
-        "DJANGO_SETTINGS_MODULE": "latency.settings",
-    }
-
-
-def manage(env: dict[str, str], *args: str) -> None:
-    subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env={**os.environ, **env},
-                   check=True, capture_output=True, timeout=600)  # fmt: skip
+    return harness.bench_env(BENCH_DB, channel_prefix="latency-exportbench",
+                             extra={"LATENCY_PUBLIC_DASHBOARD": "false", "DEBUG": "false"})
 
 
 def prepare(rows: int, reload: bool) -> None:
@@ -176,10 +167,10 @@ def main() -> int:
     django.setup()
     import psycopg
 
+    from devtools.harness import UvicornServer
     from probes.exports import ExportFilters
     from probes.exports.measurements import measurements_select, where_clause
     from probes.exports.pgcopy import connection_params
-    from tests.browser import UvicornServer
 
     prepare(args.rows, args.reload)
     since, until = START, START + SPAN + timedelta(minutes=1)

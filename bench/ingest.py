@@ -44,7 +44,6 @@ import cProfile
 import io
 import json
 import os
-import platform
 import pstats
 import random
 import signal
@@ -55,11 +54,13 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
+
+from devtools import harness  # noqa: E402
+from devtools.harness import BenchError, cpu_by_process, machine_context, machine_ticks, manage  # noqa: E402
 
 GOAL_RATE = 2000.0  # measurements per second, steady state
 GOAL_RATIO = 0.2  # of the raw COPY rate into the scratch table
@@ -75,48 +76,10 @@ POLL_S = 0.02
 BATCH = 500  # IngestBatch.flush_every
 
 
-class BenchError(Exception):
-    """The benchmark cannot go on; the message says why."""
 
 
 def log(*parts: object) -> None:
     print(*parts, file=sys.stderr, flush=True)
-
-
-def machine_context() -> dict:
-    try:
-        load = [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        load = None
-    return {"nproc": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)), "loadavg": load,
-            "python": platform.python_version(), "platform": platform.platform()}
-
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_by_process() -> dict[tuple[int, str], float]:
-    """User + system CPU seconds of every process, by (pid, command name), from /proc."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        comm = raw[raw.index("(") + 1:raw.rindex(")")]
-        fields = raw.rsplit(")", 1)[1].split()
-        out[(int(entry), comm)] = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
-    return out
-
-
-def machine_ticks() -> tuple[int, int]:
-    """(all, idle + iowait) jiffies since boot, from the first line of /proc/stat."""
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    return sum(values), values[3] + values[4]
 
 
 def cpu_split(before: dict, after: dict, worker_pid: int, ticks0: tuple[int, int], ticks1: tuple[int, int],
@@ -146,39 +109,7 @@ def cpu_split(before: dict, after: dict, worker_pid: int, ticks0: tuple[int, int
 
 
 def bench_env(db_name: str, redis_db: int) -> dict[str, str]:
-    base_db = os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/latency"
-    parts = urlsplit(base_db)
-    database_url = urlunsplit((parts.scheme, parts.netloc, "/" + db_name, parts.query, ""))
-    base_redis = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-    parts = urlsplit(base_redis)
-    if parts.scheme == "unix":
-        query = dict(parse_qsl(parts.query))
-        query["db"] = str(redis_db)
-        redis_url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
-    else:
-        redis_url = urlunsplit((parts.scheme, parts.netloc, f"/{redis_db}", parts.query, ""))
-    for configured in {base_redis, os.environ.get("CELERY_BROKER_URL") or base_redis}:
-        if configured.rstrip("/") == redis_url.rstrip("/"):
-            raise BenchError(f"the configured Redis URL is already {redis_url}: the bench flushes that database; "
-                             "choose another with --redis-db")
-    if urlsplit(base_db).path.lstrip("/") == db_name:
-        log(f"ingest bench: note: DATABASE_URL already names {db_name!r}; its measurements will be truncated")
-    return {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url,
-        "CELERY_BROKER_URL": redis_url,  # settings prefer it over REDIS_URL when set
-        "LATENCY_CHANNEL_PREFIX": CHANNEL_PREFIX,
-        "DJANGO_SETTINGS_MODULE": "latency.settings",
-        "PYTHONUNBUFFERED": "1",
-    }
-
-
-def manage(env: dict[str, str], *args: str, timeout: float = 120) -> str:
-    proc = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise BenchError(f"manage.py {' '.join(args)} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
-    return proc.stdout.strip()
+    return harness.bench_env(db_name, channel_prefix=CHANNEL_PREFIX, redis_db=redis_db)
 
 
 # --- the workload: realistic payloads, one distinct slot each ----------------------------------------

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """How exact are our probe's phase timings? Our engine and curl against the mock server.
 
-The mock LLM server (`manage.py mockllm`, run here as a separate process) stamps each request on
+The mock LLM server (`python -m devtools.mockllm`, run here as a separate process) stamps each request on
 CLOCK_MONOTONIC right before its bytes leave: headers_sent_ns, first_token_ns, last_byte_ns. Our
 engine's Measurement.start_ns is on the same clock (perf_counter_ns() == CLOCK_MONOTONIC on Linux),
 so for every engine call
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import queue
 import re
 import shutil
@@ -49,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 
+from devtools.harness import machine_context  # noqa: E402
 from probes import runtime  # noqa: E402
 from probes.engine import Engine, ProbeSpec  # noqa: E402
 from probes.engine.styles import STYLES  # noqa: E402
@@ -72,7 +72,7 @@ def log(*parts: object) -> None:
 
 
 class MockServer:
-    """`manage.py mockllm --port 0` in a child process: started, waited for, stopped.
+    """`python -m devtools.mockllm --port 0` in a child process: started, waited for, stopped.
 
     Its own process, so that it shares neither an event loop nor a GIL with the client being measured.
     """
@@ -102,7 +102,7 @@ class MockServer:
 
     def _start(self) -> MockServer:
         self._tmpdir = tempfile.mkdtemp(prefix="bench-mockllm-")
-        cmd = [sys.executable, str(ROOT / "manage.py"), "mockllm", "--port", "0", *self.extra_args]
+        cmd = [sys.executable, "-m", "devtools.mockllm", "--port", "0", *self.extra_args]
         if self.tls:
             cmd += ["--tls", "--ca-out", os.path.join(self._tmpdir, "ca.pem")]
         env = dict(os.environ)
@@ -203,16 +203,6 @@ def percentile(values: list[float], q: float) -> float | None:
     lo = int(pos)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def machine_context() -> dict:
-    try:
-        load = os.getloadavg()
-    except OSError:
-        load = None
-    return {"nproc": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
-            "loadavg": [round(x, 2) for x in load] if load else None,
-            "python": platform.python_version(), "platform": platform.platform()}
 
 
 def fmt(value: float | None, sign: bool = False) -> str:

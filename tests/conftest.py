@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from probes.mockllm import MockLLMServer, running_server
+from devtools.mockllm import MockLLMServer, running_server
 
 if TYPE_CHECKING:
     from tests.support import Proc

@@ -10,8 +10,9 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
+
+from devtools.harness import wait_for  # noqa: F401 (tests import it from here)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,19 +63,6 @@ class Proc:
                 self.kill()
         self._log.close()
         return self.popen.returncode
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.2, message: str = "condition", sleep=time.sleep):
-    """Poll until the predicate is true; `sleep` lets a caller wait its own
-    way (a browser test must let Playwright deliver events meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {message}")
-        sleep(interval)
 
 
 class TcpProxy:

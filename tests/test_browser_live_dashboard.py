@@ -14,15 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.browser import (  # noqa: F401 (asgi_server and browser_page are fixtures)
-    asgi_server,
-    browser_page,
-    live_item,
-    login,
-    outside_browser_loop,
-    snap,
-    wait_until,
-)
+from devtools.harness import live_item, login, outside_browser_loop, wait_until
+from tests.browser import asgi_server, browser_page, snap  # noqa: F401 (asgi_server and browser_page are fixtures)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from latency import embedded
+from devtools import embedded
 from tests.support import ROOT, wait_for
 
 pytestmark = pytest.mark.timeout(240)
@@ -53,7 +53,7 @@ def _start_demo(state: Path, port: int, log: Path) -> subprocess.Popen:
            if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "LATENCY_CHANNEL_PREFIX"}}
     env["PYTHONUNBUFFERED"] = "1"
     return subprocess.Popen(
-        [sys.executable, "manage.py", "demo", "--state", str(state), "--port", str(port)],
+        [sys.executable, "-m", "devtools.demo", "--state", str(state), "--port", str(port)],
         cwd=ROOT, env=env, stdout=open(log, "ab"), stderr=subprocess.STDOUT, start_new_session=True,
     )
 
@@ -104,7 +104,7 @@ def test_demo_reuses_state_and_refuses_a_busy_port(tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
         done = subprocess.run(
-            [sys.executable, "manage.py", "demo", "--state", str(state), "--port", str(busy.getsockname()[1])],
+            [sys.executable, "-m", "devtools.demo", "--state", str(state), "--port", str(busy.getsockname()[1])],
             cwd=ROOT, capture_output=True, text=True, timeout=60,
             env={k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
         )
@@ -118,7 +118,7 @@ def test_demo_reuses_state_and_refuses_a_busy_port(tmp_path):
     lock.acquire()
     try:
         done = subprocess.run(
-            [sys.executable, "manage.py", "demo", "--state", str(state), "--port", str(embedded.free_port())],
+            [sys.executable, "-m", "devtools.demo", "--state", str(state), "--port", str(embedded.free_port())],
             cwd=ROOT, capture_output=True, text=True, timeout=60,
             env={k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
         )
@@ -134,7 +134,7 @@ def test_embedded_servers_die_with_a_killed_parent(tmp_path):
     and the next start on the same folder works."""
     state = tmp_path / "state"
     script = (
-        "import sys, time; from pathlib import Path; from latency import embedded;"
+        "import sys, time; from pathlib import Path; from devtools import embedded;"
         f"s = embedded.Services(Path({str(state)!r}), database_url=None, redis_url=None);"
         "s.lock.acquire(); s.start_postgres(); s.start_redis(); s.write_manifest();"
         "print('ready', flush=True); time.sleep(600)"

@@ -16,7 +16,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from tests.browser import UvicornServer
+from devtools.harness import UvicornServer
 from tests.conftest import _database_url
 from tests.export_support import T0, viewer
 from tests.support import wait_for

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from tests.browser import UvicornServer
+from devtools.harness import UvicornServer
 from tests.conftest import _database_url
 from tests.export_support import T0, viewer
 

@@ -49,7 +49,7 @@ STYLE_PATHS = {
 }
 # How the key travels: each style's own header, or a `Bearer ${VAR}` header.
 CARRIERS = ["openai", "anthropic", "gemini", "bearer header"]
-# Where the mock echoes the key it received (see probes/mockllm.py echo_key).
+# Where the mock echoes the key it received (see devtools/mockllm/knobs.py echo_key).
 PLACES = {
     "json error body": {"fault": "500"},
     "text error body": {"fault": "500", "error_format": "text"},

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from tests.browser import UvicornServer
+from devtools.harness import UvicornServer
 from tests.conftest import _database_url
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]

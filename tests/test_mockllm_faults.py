@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from probes.mockllm import running_server
+from devtools.mockllm import running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENAI = "/v1/chat/completions"
@@ -273,7 +273,7 @@ def test_a_client_leaving_mid_stream_does_not_disturb_the_server(mockllm):
 
 
 def start_command(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "manage.py", "mockllm", *args], cwd=ROOT, text=True,
+    return subprocess.Popen([sys.executable, "-m", "devtools.mockllm", *args], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
 

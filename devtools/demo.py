@@ -1,15 +1,18 @@
-"""`manage.py demo`: everything `make demo` runs, supervised, in one command.
+"""`make demo` (`python -m devtools.demo`): everything the demo runs, supervised, in one command.
 
-Services: embedded PostgreSQL and Redis (latency/embedded.py) unless DATABASE_URL / REDIS_URL
-are set. Then migrations, demo targets and probes (probes/demo_seed.py), the admin user, static
-files, and the processes: mock LLM server, ingest worker, one region worker for every demo region,
-scheduler and the ASGI server. Ctrl-C (SIGINT) or SIGTERM stops them all, services last; a child
-that dies stops the rest. Each child asks the kernel to signal it if we die, so not even a
-SIGKILL of this process leaves one behind.
+Development tooling, not app code: it starts embedded PostgreSQL and Redis (devtools/embedded.py)
+unless DATABASE_URL / REDIS_URL are set, and the mock LLM server (devtools/mockllm) the demo targets
+point at. The services start BEFORE Django reads its settings, so Django is configured once with
+their URLs (nothing re-points its connections afterwards). Then migrations, demo targets and probes
+(probes/demo_seed.py, given the mock server's URL), the admin user, static files, and the
+processes: ingest worker, one region worker for every demo region, scheduler and the ASGI server.
+Ctrl-C (SIGINT) or SIGTERM stops them all, services last; a child that dies stops the rest. Each
+child asks the kernel to signal it if we die, so not even a SIGKILL of this process leaves one behind.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import secrets
 import signal
@@ -19,37 +22,39 @@ import sys
 import time
 from pathlib import Path
 
-from django.conf import settings
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from devtools import embedded
 
-from latency import embedded
-from latency.env import database_from_url
-
+ROOT = Path(__file__).resolve().parent.parent
 STOP_GRACE_S = 30  # celery finishes running probes (timeout 8 s) and hands them to ingest
+
+
+class CommandError(Exception):
+    """A refusal an operator can act on: printed, exit status 1, no traceback."""
 
 
 class _Stop(Exception):
     """Raised from the signal handler to leave start-up or supervision, whatever it is doing."""
 
 
-class Command(BaseCommand):
-    help = "Start the whole demo (services, workers, scheduler, web) and stop it all on Ctrl-C."
-    # The database this process will use is decided in handle(); checks must not touch another.
-    requires_system_checks: list[str] = []
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m devtools.demo",
+        description="Start the whole demo (services, workers, scheduler, web) and stop it all on Ctrl-C.")
+    parser.add_argument("--state", default=str(ROOT / "var" / "demo"), help="folder for all demo state (default ./var/demo)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--regions", type=int, default=0, help="how many regions to probe from (default all)")
+    return parser.parse_args(argv)
 
-    def add_arguments(self, parser):
-        parser.add_argument("--state", default=str(Path(settings.BASE_DIR) / "var" / "demo"),
-                            help="folder for all demo state (default ./var/demo)")
-        parser.add_argument("--host", default="127.0.0.1")
-        parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--regions", type=int, default=0, help="how many regions to probe from (default all)")
 
+class Demo:
     # --- output ---
 
+    def write(self, text: str = "") -> None:
+        print(text, flush=True)
+
     def say(self, status: str, text: str) -> None:
-        self.stdout.write(f"[{status}] {text}")
-        self.stdout.flush()
+        self.write(f"[{status}] {text}")
 
     def step(self, text: str, fn, *args, **kwargs):
         started = time.monotonic()
@@ -66,7 +71,7 @@ class Command(BaseCommand):
 
     # --- main ---
 
-    def handle(self, *args, **opts):
+    def run(self, opts: dict) -> int:
         self.state = Path(opts["state"]).resolve()
         self.host, self.port = opts["host"], opts["port"]
         self.children: list[tuple[str, subprocess.Popen, Path]] = []
@@ -77,7 +82,7 @@ class Command(BaseCommand):
         if embedded.port_in_use(self.host, self.port):
             raise CommandError(
                 f"port {self.port} on {self.host} is already in use (an earlier demo still running?). "
-                f"Stop it, or choose another port: make demo PORT=8001 / manage.py demo --port 8001"
+                f"Stop it, or choose another port: make demo PORT=8001 / python -m devtools.demo --port 8001"
             )
 
         def on_signal(signum, frame):
@@ -89,7 +94,7 @@ class Command(BaseCommand):
             self.start(opts)
             self.supervise()
         except _Stop as stop:
-            self.stdout.write("")
+            self.write()
             self.say("..", f"{stop.args[0] if stop.args else 'stop'} received: stopping everything")
         except _Failed:
             code = 1
@@ -106,8 +111,7 @@ class Command(BaseCommand):
             self.shutdown()
             for s, handler in previous.items():
                 signal.signal(s, handler)
-        if code:
-            sys.exit(code)
+        return code
 
     def start(self, opts) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
@@ -118,7 +122,7 @@ class Command(BaseCommand):
         self.step(f"state folder {self.state}", self.services.lock.acquire)
 
         pg_label = "PostgreSQL (embedded)" if self.services.postgres else "PostgreSQL (DATABASE_URL)"
-        db_url = self.step(pg_label, self._start_postgres)
+        db_url = self.step(pg_label, self.services.start_postgres)
         redis_label = "Redis (embedded)" if self.services.redis else "Redis (REDIS_URL)"
         self.step(redis_label, self.services.start_redis)
         for service in self.services.embedded:
@@ -126,7 +130,7 @@ class Command(BaseCommand):
                 self.say("ok", note)
         self.redis_url = self.services.redis_url
         self.database_url = db_url
-        self.env = {
+        env = {
             **os.environ,
             "DATABASE_URL": self.database_url,
             "REDIS_URL": self.redis_url,
@@ -135,12 +139,16 @@ class Command(BaseCommand):
             "LATENCY_EMULATED_GEOGRAPHY": "true",
             "PYTHONUNBUFFERED": "1",
         }
-        self.env.pop("CELERY_BROKER_URL", None)
+        env.pop("CELERY_BROKER_URL", None)
+        # Django is configured only now, once, with the services' URLs: this process's own
+        # steps (migrations, seeding, admin user) and every child read the same environment.
+        os.environ.update(env)
+        self.env = dict(os.environ)
         self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/")
 
-        # The mock server needs no database: start it while migrations run.
+        # The mock server needs no database: start it while Django sets up and migrations run.
         mock_port = embedded.free_port()
-        self.spawn("mockllm", ["mockllm", "--host", "127.0.0.1", "--port", str(mock_port)])
+        self.spawn("mockllm", ["-m", "devtools.mockllm", "--host", "127.0.0.1", "--port", str(mock_port)], manage=False)
         self.step("database migrations", self._migrate)
         from probes.demo_seed import demo_regions, seed
 
@@ -165,41 +173,36 @@ class Command(BaseCommand):
         self.step(f"web server on {self.host}:{self.port}", self._wait_port, "web", self.port, self.host, 60)
         self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/",
                                      children={name: p.pid for name, p, _ in self.children})
-        self.stdout.write("")
+        self.write()
         self.say("ok", f"ready in {time.monotonic() - self.t0:.1f} s; logs in {self.state / 'logs'}")
-        self.stdout.write(f"\n    Latency Atlas: http://{self.host}:{self.port}/")
-        self.stdout.write(f"    login: {self.login}\n")
-        self.stdout.write("    Ctrl-C stops everything.\n")
-        self.stdout.flush()
+        self.write(f"\n    Latency Atlas: http://{self.host}:{self.port}/")
+        self.write(f"    login: {self.login}\n")
+        self.write("    Ctrl-C stops everything.\n")
 
     # --- steps ---
 
-    def _start_postgres(self) -> str:
-        url = self.services.start_postgres()
-        if self.services.postgres is None:
-            # A server of the operator's: create the database if it lacks it.
-            self._use_database(url)
-            call_command("ensuredb", verbosity=0)
-        else:
-            self._use_database(url)
-        return url
+    @staticmethod
+    def _setup_django() -> None:
+        import django
 
-    def _use_database(self, url: str) -> None:
-        """Point this process's Django at url (settings were read before we knew it)."""
-        from asgiref.local import Local
-        from django.db import connections
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
+        django.setup()
 
-        connections.close_all()
-        settings.DATABASES["default"] = database_from_url(url)
-        connections.__dict__.pop("settings", None)  # cached_property: re-read on next access
-        connections._connections = Local(connections.thread_critical)  # forget any opened connection
-        settings.STATIC_ROOT = self.state / "static"
+    @staticmethod
+    def _call(name: str, **options) -> None:
+        from django.core.management import call_command
+
+        call_command(name, **options)
 
     def _migrate(self) -> None:
-        call_command("migrate", interactive=False, verbosity=0)
+        self._setup_django()
+        if self.services.postgres is None:
+            # A server of the operator's: create the database if it lacks it.
+            self._call("ensuredb", verbosity=0)
+        self._call("migrate", interactive=False, verbosity=0)
 
     def _collectstatic(self) -> None:
-        call_command("collectstatic", interactive=False, verbosity=0)
+        self._call("collectstatic", interactive=False, verbosity=0)
 
     def _superuser(self) -> str:
         from django.contrib.auth import get_user_model
@@ -252,7 +255,7 @@ class Command(BaseCommand):
         log = open(log_path, "ab")
         argv = [sys.executable, *(["manage.py"] if manage else []), *args]
         popen = subprocess.Popen(
-            argv, cwd=settings.BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             # Own session: a terminal's Ctrl-C reaches only us, and we stop children in order.
             start_new_session=True,
@@ -312,3 +315,16 @@ class _Failed(Exception):
 
 class _ChildDied(Exception):
     pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = vars(parse_args(argv))
+    try:
+        return Demo().run(opts)
+    except CommandError as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

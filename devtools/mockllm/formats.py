@@ -1,6 +1,6 @@
 """The mock server's wire formats: what an OpenAI, Anthropic or Gemini answer
-(streamed or whole) and error look like, item by item. Split from
-probes/mockllm.py, which serves them."""
+(streamed or whole) and error look like, item by item. Kept apart from the
+HTTP side (devtools/mockllm/server.py), which serves them."""
 
 from __future__ import annotations
 

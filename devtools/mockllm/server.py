@@ -1,26 +1,28 @@
-"""A mock LLM API server for tests, benchmarks and the demo.
+"""The mock LLM API server: HTTP/1.1 on h11, with the timing and faults its knobs ask for.
 
-It speaks just enough HTTP/1.1 (keep-alive, Content-Length and chunked bodies, optional TLS)
-and just enough of the OpenAI Chat Completions, Anthropic Messages and Gemini generateContent
-wire formats for the official SDKs and our probes. Timing and failures are driven by "knobs"
-(see KNOBS), so a test can ask for a 300 ms time to first token or a stream that dies half
-way, then compare what its client measured with the server-side timestamps at
-GET /_mock/log/{request_id}. They are time.monotonic_ns(): CLOCK_MONOTONIC is shared by all
-processes on Linux, so a client in another process can subtract them from its own readings.
+It speaks the OpenAI Chat Completions, Anthropic Messages and Gemini generateContent wire formats
+(formats.py) well enough for the official SDKs and our probes, over real sockets with optional TLS.
+Timing and failures are driven by knobs (knobs.py), so a test can ask for a 300 ms time to first
+token or a stream that dies half way, then compare what its client measured with the server-side
+timestamps at GET /_mock/log/{request_id}. They are time.monotonic_ns(): CLOCK_MONOTONIC is shared by
+all processes on Linux, so a client in another process can subtract them from its own readings. Each
+stamp is taken right before its bytes are written, after h11 has framed them.
 
-Plain Python on purpose (stdlib + trustme): benchmarks can run it without
-Django, and the management command is only a thin wrapper around serve().
+h11 parses requests (keep-alive, pipelining, HTTP/1.0) and frames responses (Content-Length, chunked,
+or close-delimited for HTTP/1.0 clients), so none of that is code of ours. The faults stay within
+well-formed HTTP as h11 writes it: a truncated body is h11's framing with the connection closed
+early; slow headers are h11's own head bytes written line by line (_write_head_slowly).
+
+Development tooling (tests, benchmarks, the demo), never imported by the app packages.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import http
 import json
 import logging
-import math
 import os
 import random
 import re
@@ -34,11 +36,13 @@ import time
 import uuid
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-from probes.mockformats import (
+import h11
+
+from devtools.mockllm.formats import (
     ANSWER,
     FORMATS,
     HALF,
@@ -52,124 +56,17 @@ from probes.mockformats import (
     _OpenAI,
     error_body,
 )
+from devtools.mockllm.knobs import MID_FAULTS, KnobError, credential_record, echo_text, parse_knob, resolve_knobs
 
 log = logging.getLogger(__name__)
 
 LOG_CAPACITY = 10_000
 MAX_BODY = 16 * 1024 * 1024
-MAX_HEADERS = 100
-LINE_LIMIT = 64 * 1024
+LINE_LIMIT = 64 * 1024  # the longest request head we accept
+READ_SIZE = 65536
 IDLE_TIMEOUT_S = 120.0
-FAULTS = ("none", "429", "500", "error_mid", "truncate", "stall", "malformed", "slow_headers")
-# echo_key: put the credential the request carried into the fault's error message (the 429/500 body, the
-# error_mid event, the malformed line), as some providers do, in one of these forms; tests check it never
-# reaches what a client reports.
-ECHO_FORMS = ("none", "raw", "percent", "json", "repr")
-# error_format: the 429/500 body as the provider's JSON, or as plain text (a proxy's or gateway's page).
-ERROR_FORMATS = ("json", "text")
-# encoding: compress bodies and streams whatever the client asked for (servers that ignore Accept-Encoding).
-ENCODINGS = ("identity", "gzip", "deflate")
-CHOICES = {"fault": FAULTS, "echo_key": ECHO_FORMS, "error_format": ERROR_FORMATS, "encoding": ENCODINGS}
-MID_FAULTS = ("error_mid", "truncate", "stall")
-def _credential_value(headers: Mapping[str, str]) -> str | None:
-    for name in ("authorization", "x-api-key", "x-goog-api-key"):
-        if name in headers:
-            value = headers[name]
-            return value[7:] if name == "authorization" and value.lower().startswith("bearer ") else value
-    return None
-
-
-def _echo(headers: Mapping[str, str], form: str) -> str:
-    """The text a provider that echoes keys adds to its error message."""
-    value = _credential_value(headers)
-    if form == "none" or value is None:
-        return ""
-    shown = {"raw": value, "percent": quote(value, safe=""), "json": json.dumps(value)[1:-1].replace("/", "\\/"),
-             "repr": repr(value.encode("latin-1", "backslashreplace"))}[form]
-    return f" Incorrect API key provided: {shown}."
-
-
-def _credential(headers: Mapping[str, str]) -> dict[str, str] | None:
-    """Which header carried a credential, and a digest of it (never the value):
-    lets tests check that a key was sent where its provider expects it."""
-    for name in ("authorization", "x-api-key", "x-goog-api-key"):
-        if name in headers:
-            value = headers[name]
-            if name == "authorization" and value.lower().startswith("bearer "):
-                value = value[7:]
-            return {"header": name, "sha256": hashlib.sha256(value.encode()).hexdigest(),
-                    "anthropic_version": headers.get("anthropic-version", "")}
-    return None
-
-
-class KnobError(ValueError):
-    def __init__(self, knob: str, message: str) -> None:
-        super().__init__(f"invalid knob {knob}: {message}")
-        self.knob = knob
-
-
-# name: (type, built-in default, lowest, highest); flags are the ints 0 and 1, and str knobs take one of CHOICES.
-MAX_MS = 3_600_000
-KNOBS: dict[str, tuple[type, Any, float, float]] = {
-    "headers_delay_ms": (float, 0.0, 0, MAX_MS),
-    "ttft_ms": (float, 0.0, 0, MAX_MS),
-    "tokens": (int, 8, 0, 100_000),
-    "gap_ms": (float, 0.0, 0, MAX_MS),
-    "reasoning_tokens": (int, 0, 0, 100_000),
-    "jitter_ms": (float, 0.0, 0, MAX_MS),
-    "pings": (int, 0, 0, 1_000),
-    "usage": (int, 1, 0, 1),
-    "crlf": (int, 0, 0, 1),
-    "split": (int, 0, 0, 1),
-    "multiline": (int, 0, 0, 1),
-    "fault": (str, "none", 0, 0),
-    "echo_key": (str, "none", 0, 0),
-    "error_format": (str, "json", 0, 0),
-    "encoding": (str, "identity", 0, 0),
-    "fault_rate": (float, 1.0, 0, 1),
-    "cold_start_after_s": (float, 0.0, 0, 86_400 * 365),
-    "cold_start_ms": (float, 0.0, 0, MAX_MS),
-    "retry_after": (int, 7, 0, 86_400),
-    "stall_s": (float, 600.0, 0, 86_400),
-    "slow_headers_ms": (float, 300.0, 0, MAX_MS),
-    "status": (int, 200, 200, 599),
-    "body_bytes": (int, 0, 0, 64 * 1024 * 1024),
-}
-
-
-def parse_knob(name: str, raw: Any) -> Any:
-    """One knob value from text (or a Python value, for server defaults); KnobError names the knob."""
-    if name not in KNOBS:
-        raise KnobError(name, f"unknown knob (known: {', '.join(KNOBS)})")
-    kind, _, low, high = KNOBS[name]
-    text = str(int(raw) if isinstance(raw, bool) else raw).strip()
-    if kind is str:
-        if text not in CHOICES[name]:
-            raise KnobError(name, f"must be one of {', '.join(CHOICES[name])} (got {raw!r})")
-        return text
-    try:
-        value = float(text) if kind is float else int(text, 10)
-    except ValueError:
-        value = None
-    # float() accepts "nan" and "inf", which would poison every delay.
-    if value is None or not math.isfinite(value) or not low <= value <= high:
-        what = "a number" if kind is float else "an integer"
-        raise KnobError(name, f"must be {what} from {low:g} to {high:g} (got {raw!r})")
-    return value
-
-
-def resolve_knobs(query: Mapping[str, str], headers: Mapping[str, str], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """Header beats query string beats server defaults beats built-ins."""
-    knobs = {name: defaults.get(name, spec[1]) for name, spec in KNOBS.items()}
-    for name, raw in query.items():
-        if name in KNOBS:  # other parameters (Gemini's alt=sse, key=...) are not ours
-            knobs[name] = parse_knob(name, raw)
-    for header, raw in headers.items():
-        if header.startswith("x-mock-") and header != "x-mock-request-id":
-            # Unknown x-mock-* headers are refused: a typo must not silently test nothing.
-            name = header[len("x-mock-"):].replace("-", "_")
-            knobs[name] = parse_knob(name, raw)
-    return knobs
+_REASONS = {status.value: status.phrase.encode() for status in http.HTTPStatus}
+_GEMINI_RE = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent)")
 
 
 def _split_points(data: bytes) -> list[bytes]:
@@ -189,68 +86,94 @@ class _BadRequest(Exception):
 
 
 class _Request:
-    def __init__(self, method: str, target: str, version: str, headers: dict[str, str], body: bytes) -> None:
-        self.method, self.target, self.version, self.headers, self.body = method, target, version, headers, body
+    def __init__(self, event: h11.Request, body: bytes) -> None:
+        self.method = event.method.decode("ascii")
+        self.target = event.target.decode("latin-1")
+        self.version = "HTTP/" + event.http_version.decode("ascii")
+        headers: dict[str, str] = {}
+        for name, value in event.headers:  # h11 gives lower-case names
+            key, text = name.decode("latin-1"), value.decode("latin-1")
+            headers[key] = headers[key] + ", " + text if key in headers else text
+        self.headers, self.body = headers, body
         self.received_ns = time.monotonic_ns()
-        # HTTP/1.0 gets no chunked encoding, so its streams end by closing.
-        self.keep_alive = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
 
 
-_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_LENGTH_RE = re.compile(r"[0-9]{1,12}")
-_REASONS = {status.value: status.phrase for status in http.HTTPStatus}
-_GEMINI_RE = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent)")
+class _Connection:
+    """One client connection: h11 state plus the socket streams."""
 
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=LINE_LIMIT)
 
-async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
-    """Read one request; None when the client closed between requests."""
-    lines: list[str] = []
-    while not lines:  # RFC 9112 lets a client send stray CRLFs between requests; skip them
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial.strip():
-                raise _BadRequest("incomplete request head") from None
+    async def _next_event(self) -> Any:
+        while True:
+            try:
+                event = self.h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                # 400 for every malformed head, an over-long one included (h11 suggests 431): what clients
+                # and the tests have always been told.
+                raise _BadRequest(f"malformed request: {exc}") from None
+            if event is not h11.NEED_DATA:
+                return event
+            self.h11.receive_data(await self.reader.read(READ_SIZE))
+
+    async def read_request(self) -> _Request | None:
+        """Read one request; None when the client closed between requests."""
+        event = await self._next_event()
+        if isinstance(event, h11.ConnectionClosed):
             return None
-        except asyncio.LimitOverrunError:
-            raise _BadRequest("request head longer than 64 KiB") from None
-        lines = head.decode("latin-1").lstrip("\r\n").split("\r\n")[:-2]
-    request_line, *lines = lines
-    parts = request_line.split(" ")
-    if len(parts) != 3 or not _TOKEN_RE.fullmatch(parts[0]) or not parts[1] or parts[2] not in ("HTTP/1.1", "HTTP/1.0"):
-        raise _BadRequest("malformed request line")
-    if len(lines) > MAX_HEADERS:
-        raise _BadRequest("too many headers")
-    headers: dict[str, str] = {}
-    for line in lines:
-        name, sep, value = line.partition(":")
-        if not sep or not _TOKEN_RE.fullmatch(name):
-            raise _BadRequest("malformed header line")
-        name, value = name.lower(), value.strip(" \t")
-        # Differing Content-Lengths are the request-smuggling classic.
-        if name == "content-length" and headers.get(name, value) != value:
-            raise _BadRequest("conflicting Content-Length headers")
-        headers[name] = headers[name] + ", " + value if name in headers and name != "content-length" else value
-    if "transfer-encoding" in headers:
-        raise _BadRequest("request bodies must use Content-Length", 411)
-    length = headers.get("content-length", "0")
-    if not _LENGTH_RE.fullmatch(length):
-        raise _BadRequest("malformed Content-Length")
-    if int(length) > MAX_BODY:
-        raise _BadRequest("request body too large", 413)
-    return _Request(parts[0], parts[1], parts[2], headers, await reader.readexactly(int(length)))
+        if not isinstance(event, h11.Request):  # pragma: no cover - h11 yields a Request first
+            raise _BadRequest("expected a request")
+        names = {name for name, _ in event.headers}
+        if b"transfer-encoding" in names:
+            raise _BadRequest("request bodies must use Content-Length", 411)
+        length = next((int(v) for n, v in event.headers if n == b"content-length"), 0)  # h11 checked the digits
+        if length > MAX_BODY:
+            raise _BadRequest("request body too large", 413)
+        body = bytearray()
+        while not isinstance(data := await self._next_event(), h11.EndOfMessage):
+            if isinstance(data, h11.ConnectionClosed):
+                raise _BadRequest("incomplete request body")
+            body += data.data
+        return _Request(event, bytes(body))
+
+    def next_cycle(self) -> bool:
+        """True when the connection may carry another request (both sides done, keep-alive)."""
+        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+            self.h11.start_next_cycle()
+            return True
+        return False
+
+
+async def _write_head_slowly(writer: asyncio.StreamWriter, head: bytes, delay_s: float) -> None:
+    """The slow_headers fault: h11's response head, written one header line at a time with a pause
+    before each (a server stuck between headers). h11 only ever emits a whole head, so this cuts its
+    bytes at line ends; the bytes themselves are h11's, only their timing is ours."""
+    status_line, _, rest = head.partition(b"\r\n")
+    lines = [line + b"\r\n" for line in rest[:-4].split(b"\r\n")] if rest[:-4] else []
+    if lines:
+        lines[-1] += b"\r\n"
+    writer.write(status_line + b"\r\n")
+    await writer.drain()
+    for line in lines or [b"\r\n"]:
+        await asyncio.sleep(delay_s)
+        writer.write(line)
+        await writer.drain()
 
 
 class _Out:
-    """Writes one response and stamps the log record right before bytes leave."""
+    """Writes one response through h11 and stamps the log record right before bytes leave."""
 
-    def __init__(self, writer: asyncio.StreamWriter, rec: dict[str, Any], req: _Request | None) -> None:
-        self.writer, self.rec = writer, rec
-        self.keep = req.keep_alive if req else False
-        self.chunked = req is not None and req.version == "HTTP/1.1"
+    def __init__(self, conn: _Connection, rec: dict[str, Any], head_only: bool = False) -> None:
+        self.conn, self.writer, self.rec = conn, conn.writer, rec
+        self.head_only = head_only
         self.split, self.slow_ms = False, 0.0
         self.encoding = "identity"
         self._compressor: Any = None
+
+    @property
+    def keep(self) -> bool:
+        return self.conn.next_cycle()
 
     def compress(self, data: bytes, final: bool = True) -> bytes:
         """Whole bodies at once; stream events one by one, each flushed so that the client can decode it on
@@ -265,61 +188,65 @@ class _Out:
         self.writer.write(data)
         await self.writer.drain()
 
-    async def head(self, status: int, ctype: str, length: int | None, extra: tuple[tuple[str, str], ...] = ()) -> None:
-        """length None means a stream: chunked, or close-delimited for HTTP/1.0."""
+    async def head(self, status: int, ctype: str, length: int | None, extra: tuple[tuple[str, str], ...] = (),
+                   close: bool = False) -> None:
+        """length None means a stream: h11 frames it chunked, or close-delimited for an HTTP/1.0 client."""
         hdrs = [("Content-Type", ctype)]
         if length is None:
             hdrs.append(("Cache-Control", "no-cache"))
-            if self.chunked:
-                hdrs.append(("Transfer-Encoding", "chunked"))
-            self.keep = self.keep and self.chunked
         elif status not in (204, 304):
             hdrs.append(("Content-Length", str(length)))
         if self.encoding != "identity":
             hdrs.append(("Content-Encoding", self.encoding))
+        # h11 turns keep-alive into close when the request or the framing rules it out.
         hdrs += [("x-mock-request-id", self.rec.get("request_id", "-")), *extra,
-                 ("Connection", "keep-alive" if self.keep else "close")]
-        status_line = f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n".encode("latin-1")
-        lines = [f"{k}: {v}\r\n".encode("latin-1") for k, v in hdrs]
-        lines[-1] += b"\r\n"
+                 ("Connection", "close" if close else "keep-alive")]
+        data = self.conn.h11.send(h11.Response(status_code=status, reason=_REASONS.get(status, b"Unknown"),
+                                               headers=[(k.encode("latin-1"), v.encode("latin-1")) for k, v in hdrs]))
         self.rec["status"] = status
         self.rec["headers_sent_ns"] = time.monotonic_ns()
-        if not self.slow_ms:
-            return await self._write(status_line + b"".join(lines))
-        await self._write(status_line)
-        for line in lines:
-            await asyncio.sleep(self.slow_ms / 1000)
-            await self._write(line)
+        if self.slow_ms:
+            await _write_head_slowly(self.writer, data, self.slow_ms / 1000)
+        else:
+            await self._write(data)
 
-    async def body(self, data: bytes) -> None:
+    async def body(self, data: bytes, complete: bool = True) -> None:
+        """complete=False sends fewer bytes than promised and no end: the truncate fault."""
+        frame = self.conn.h11.send(h11.Data(data=data)) if data else b""
+        if complete:
+            frame += self.conn.h11.send(h11.EndOfMessage())
         self.rec["last_byte_ns"] = time.monotonic_ns()
-        await self._write(data)
+        await self._write(frame)
 
     async def event(self, data: bytes, kind: int = META, end: bool = False) -> None:
+        if self.encoding != "identity":
+            pieces = [self.compress(data, final=end)]
+        else:
+            pieces = _split_points(data) if self.split else [data]
+        # Framed (by h11) before the stamps, so that the stamps are taken right before the first write.
+        frames = [self.conn.h11.send(h11.Data(data=piece)) for piece in pieces]
+        if end:
+            # The terminator rides with the last event: a client sees the end as soon as the last event.
+            frames[-1] += self.conn.h11.send(h11.EndOfMessage())
         now = time.monotonic_ns()
         for key, applies in (("first_event_ns", True), ("first_token_ns", kind in (TOKEN, ANSWER)),
                              ("first_answer_ns", kind == ANSWER)):
             if applies and self.rec.get(key) is None:
                 self.rec[key] = now
-        if self.encoding != "identity":
-            pieces = [self.compress(data, final=end)]
-        else:
-            pieces = _split_points(data) if self.split else [data]
-        for i, piece in enumerate(pieces):
-            frame = b"%x\r\n%s\r\n" % (len(piece), piece) if self.chunked else piece
+        for i, frame in enumerate(frames):
             if i:
                 # Let each piece leave as its own TCP segment (TCP_NODELAY) instead of coalescing.
                 await asyncio.sleep(0.001)
-            if end and i == len(pieces) - 1:
-                # The terminator rides with the last event: a client sees the end as soon as the last event.
-                frame += b"0\r\n\r\n" if self.chunked else b""
+            if end and i == len(frames) - 1:
                 self.rec["last_byte_ns"] = time.monotonic_ns()
             await self._write(frame)
 
-    async def end(self) -> None:
-        self.rec["last_byte_ns"] = time.monotonic_ns()
-        if self.chunked:
-            await self._write(b"0\r\n\r\n")
+    async def end(self, stamp: bool = True) -> None:
+        frame = self.conn.h11.send(h11.EndOfMessage())
+        if stamp:
+            self.rec["last_byte_ns"] = time.monotonic_ns()
+        if frame:
+            await self._write(frame)
 
 
 class MockLLMServer:
@@ -421,15 +348,17 @@ class MockLLMServer:
                 # TLS after accept (not start_server(ssl=...)) so accepted_ns is the TCP accept, not the handshake end.
                 await writer.start_tls(self._ssl, ssl_handshake_timeout=10)
                 tls_done_ns = time.monotonic_ns()
+            conn = _Connection(reader, writer)
             while True:
                 try:
                     async with asyncio.timeout(IDLE_TIMEOUT_S):
-                        req = await _read_request(reader)
+                        req = await conn.read_request()
                 except _BadRequest as exc:
                     error = {"error": {"message": str(exc), "type": "bad_request"}}
-                    await self._send(_Out(writer, {}, None), exc.status, error)
+                    with contextlib.suppress(h11.LocalProtocolError):  # too late for a response: just close
+                        await self._send(_Out(conn, {}), exc.status, error, close=True)
                     break
-                if req is None or not await self._respond(req, reader, writer, accepted_ns, tls_done_ns):
+                if req is None or not await self._respond(req, conn, accepted_ns, tls_done_ns):
                     break
         except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
             # Client gone, idle too long or TLS refused: routine, never a traceback.
@@ -451,14 +380,13 @@ class MockLLMServer:
             except Exception:
                 pass
 
-    async def _respond(self, req: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                       accepted_ns: int, tls_done_ns: int | None) -> bool:
+    async def _respond(self, req: _Request, conn: _Connection, accepted_ns: int, tls_done_ns: int | None) -> bool:
         """Serve one request; True when the connection may carry another."""
         url = urlsplit(req.target)
         path = url.path or "/"
         if path.startswith("/_mock/log/"):
             rec = self._log.get(unquote(path[len("/_mock/log/"):]))
-            return await self._send(_Out(writer, {}, req), 200 if rec else 404, rec or {"error": "unknown request id"})
+            return await self._send(_Out(conn, {}), 200 if rec else 404, rec or {"error": "unknown request id"})
 
         style, model, stream = "http", "", False
         if path in ("/v1/chat/completions", "/v1/messages"):
@@ -467,8 +395,9 @@ class MockLLMServer:
             style, model, stream = "gemini", unquote(gemini.group(1)), gemini.group(2) == "streamGenerateContent"
         # Capped: the log keeps 10,000 ids and must not become a memory sink.
         rid = req.headers.get("x-mock-request-id", "")[:200] or uuid.uuid4().hex
-        out = _Out(writer, self._new_record(rid, accepted_ns, tls_done_ns, req, path), req)
+        out = _Out(conn, self._new_record(rid, accepted_ns, tls_done_ns, req, path))
         head_only = req.method == "HEAD"
+        reader = conn.reader
         try:
             knobs = resolve_knobs(dict(parse_qsl(url.query, keep_blank_values=True)), req.headers, self.defaults)
         except KnobError as exc:
@@ -490,10 +419,10 @@ class MockLLMServer:
         fault = knobs["fault"]
         if fault != "none" and self._random.random() >= knobs["fault_rate"]:
             fault = "none"
-        out.rec.update(fault=fault, style=style, model=model, stream=stream, credential=_credential(req.headers),
+        out.rec.update(fault=fault, style=style, model=model, stream=stream, credential=credential_record(req.headers),
                        accept_encoding=req.headers.get("accept-encoding"))
         out.split, out.encoding = knobs["split"], knobs["encoding"]
-        echo = _echo(req.headers, knobs["echo_key"])
+        echo = echo_text(req.headers, knobs["echo_key"])
         out.slow_ms = knobs["slow_headers_ms"] if fault == "slow_headers" else 0.0
         await self._sleep(knobs["headers_delay_ms"], knobs)
         if fault in ("429", "500"):
@@ -531,14 +460,15 @@ class MockLLMServer:
     async def _send(self, out: _Out, status: int, payload: dict[str, Any] | bytes, head_only: bool = False,
                     extra: tuple[tuple[str, str], ...] = (), fault: str = "none",
                     reader: asyncio.StreamReader | None = None, stall_s: float = 0.0,
-                    ctype: str = "application/json") -> bool:
+                    ctype: str = "application/json", close: bool = False) -> bool:
         """A Content-Length answer; the stream faults get their non-stream meaning here."""
         data = payload if isinstance(payload, bytes) else _dumps(payload).encode()
         if fault == "malformed":
             data = b'{"choices": [tru'
         data = out.compress(data)
-        await out.head(status, ctype, len(data), extra)
+        await out.head(status, ctype, len(data), extra, close)
         if head_only or status in (204, 304):
+            await out.end(stamp=False)  # no body: h11 only notes the end
             return out.keep
         if fault == "truncate":  # fewer bytes than Content-Length promised: what a dropped upstream looks like
             await out.body(data[: len(data) // 2])
