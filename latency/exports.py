@@ -24,6 +24,7 @@ from django.db import connections
 from psycopg import sql
 
 from latency.stats import MAX_WINDOW, PERCENTILES, BadParameter, _aware, _single, _values, parse_ids, parse_region_ids
+from probes import metrics
 from probes.engine.result import OUTCOMES
 from probes.models import Probe, Target
 from probes.timeparse import parse_when
@@ -40,19 +41,11 @@ MEASUREMENT_COLUMNS = (
     "connection",
     "outcome",
     "http_status",
-    "dns_ms",
-    "connect_ms",
-    "tls_ms",
-    "ttfb_ms",
-    "ttft_ms",
-    "ttfat_ms",
-    "total_ms",
-    "output_tokens",
-    "tokens_per_s",
-    "itl_p50_ms",
+    # The metrics' own columns, in the order a call reaches them (probes.metrics).
+    *(m.column for m in metrics.MEASUREMENT_CSV),
     "error",
 )
-REGION_METRICS = ("ttft", "ttfat", "ttfb", "connect", "total")
+REGION_METRICS = tuple(m.name for m in metrics.REGION_CSV)
 # The dashboard's percentiles, one set for the whole product.
 REGION_PERCENTILES = PERCENTILES
 REGION_COLUMNS = (
@@ -65,7 +58,7 @@ REGION_COLUMNS = (
     "samples",
     "errors",
     "error_rate",
-    *(f"{m}_{p}_ms" for m in REGION_METRICS for p in REGION_PERCENTILES),
+    *(column for m in metrics.REGION_CSV for column in m.region_csv_columns()),
 )
 BUCKETS = {"5m": timedelta(minutes=5), "1h": timedelta(hours=1), "1d": timedelta(days=1), "all": None}
 DEFAULT_BUCKET = "1h"
