@@ -106,7 +106,12 @@ def bucket_select(
     each probes.metrics.REGION_CSV metric its PERCENTILES, exact nearest
     rank. Literals, not parameters: the statement is run under COPY, which
     takes none. narrow: column -> values (target_id, probe_id, region_id,
-    outcome); an empty list means all."""
+    outcome); an empty list means all.
+
+    Memory: each group's values are gathered in a sorted array to pick ranks
+    from (what percentile_disc sorted too, minus its float rank). Aggregates
+    with ORDER BY rule out hash aggregation, so PostgreSQL holds one group at
+    a time: at most one region x target's values over one bucket."""
     if size is None:
         bucket = sql.Literal(since)
     else:
