@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TypedDict
 
 from probes.histogram import Histogram, exact_percentile
-from probes.metrics import HISTOGRAM
+from probes.metrics import BY_NAME, HISTOGRAM
 
 
 class Reading:
@@ -34,10 +34,10 @@ class Reading:
     def tokens_per_s_mean(self) -> float | None:
         return self.tps_sum / self.tps_count if self.tps_count else None
 
-    def percentile(self, metric: str, column: str, q: float) -> float | None:
+    def percentile(self, metric: str, q: float) -> float | None:
         """Exact nearest rank from the raw values when they were kept, else
-        from the histogram (see probes.readings)."""
-        values = self.values.get(column)
+        from the histogram (see probes.readings); None without either."""
+        values = self.values.get(BY_NAME[metric].column)
         if values:
             return exact_percentile(values, q)
         hist = self.hists.get(metric)

@@ -48,8 +48,9 @@ def aware(when: datetime) -> datetime:
 @dataclass
 class Selection:
     """What to read. Empty target_ids / region_ids / probe_ids / outcomes
-    mean all; [since, until) is half-open. outcomes narrows raw rows only
-    (rollups count every outcome), so a selection with outcomes is read raw."""
+    mean all; [since, until) is half-open. probe_ids and outcomes are
+    honoured by the regions.csv rows (buckets.py; outcomes are read from raw
+    rows, since rollups count every outcome); the dashboard sets neither."""
 
     target_ids: list[int] = field(default_factory=list)
     region_ids: list[int] = field(default_factory=list)
@@ -92,4 +93,4 @@ class Selection:
     @property
     def raw_only(self) -> bool:
         """Read from raw rows alone, so every percentile is exact."""
-        return self.until - self.since <= RAW_MAX or bool(self.outcomes)
+        return self.until - self.since <= RAW_MAX

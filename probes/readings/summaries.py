@@ -7,7 +7,7 @@ where the numbers come from and how exact they are.
 from __future__ import annotations
 
 from probes.geo import latency_tax_ms, path_floor_ms
-from probes.histogram import Histogram, exact_percentile, histogram_of
+from probes.histogram import Histogram, histogram_of
 from probes.metrics import BY_NAME, PHASES
 from probes.models import Probe, Region, Target
 from probes.readings.rows import PhaseRow, RankingRow, RegionSummaryRow, TableRow
@@ -53,25 +53,11 @@ def _read(f: Selection, group_by: tuple[str, ...], *extra: str, target_ids=None,
 
 def _metric_stats(reading, f: Selection) -> tuple[float | None, float | None, float | None, str]:
     """(p50, p95, value, value_kind) of the chosen metric in a reading."""
-    if f.metric == TPS:
-        if not f.raw_only:
-            return None, None, reading.tokens_per_s_mean, "mean"
-        values = reading.values.get(TPS)
-        if not values:
-            return None, None, None, "percentile"
-        return (
-            exact_percentile(values, 0.5),
-            exact_percentile(values, 0.95),
-            exact_percentile(values, f.percentile),
-            "percentile",
-        )
-    column = BY_NAME[f.metric].column
-    return (
-        reading.percentile(f.metric, column, 0.5),
-        reading.percentile(f.metric, column, 0.95),
-        reading.percentile(f.metric, column, f.percentile),
-        "percentile",
-    )
+    if f.metric == TPS and not f.raw_only:
+        # No histogram in the rollups: the mean of merged sums and counts.
+        return None, None, reading.tokens_per_s_mean, "mean"
+    p = reading.percentile
+    return p(f.metric, 0.5), p(f.metric, 0.95), p(f.metric, f.percentile), "percentile"
 
 
 def _regions(ids) -> dict[int, dict]:
@@ -127,7 +113,7 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
             error_rate = None
         else:
             p50, p95, value, kind = _metric_stats(reading, f)
-            connect = reading.percentile("connect", "connect_ms", 0.5)
+            connect = reading.percentile("connect", 0.5)
             samples, errors, error_rate = reading.samples, reading.errors, reading.error_rate
         rows.append(
             {
@@ -295,7 +281,7 @@ def phases(f: Selection) -> list[PhaseRow]:
     info = _regions(readings)
     rows = []
     for region_id, reading in readings.items():
-        medians = {m: reading.percentile(m, BY_NAME[m].column, 0.5) for m in PHASE_METRICS}
+        medians = {m: reading.percentile(m, 0.5) for m in PHASE_METRICS}
         rows.append(
             {
                 "region": info[region_id]["slug"],
