@@ -112,11 +112,7 @@ def overview(f: stats.Filters) -> dict:
 
 @chart_endpoint
 def histograms(f: stats.Filters) -> dict:
-    hists = readings.distribution(f)
-    rows = [
-        {"region": slug, "samples": h.count, "p50": h.percentile(0.5), "p95": h.percentile(0.95)}
-        for slug, h in hists.items()
-    ]
+    hists, rows = readings.distribution_rows(f)
     return {"figure": charts.figure_json(charts.histogram_figure(hists, f.metric)), "rows": rows}
 
 

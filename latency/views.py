@@ -1,9 +1,9 @@
 """Dashboard pages: plain functions, each building an explicit context.
 
-The numbers come from probes.readings (parameters are parsed by latency.stats); pages render what a reader needs
-without JavaScript (empty states, rankings, recent rows) and leave the charts
-to static/js/dashboard.js, which reads the same query parameters from
-/api/*.
+The numbers come from probes.readings (parameters are parsed by
+latency.stats); pages render what a reader needs without JavaScript (empty
+states, rankings, recent rows) and leave the charts to
+static/js/dashboard.js, which reads the same query parameters from /api/*.
 """
 
 from __future__ import annotations

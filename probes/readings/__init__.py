@@ -7,6 +7,7 @@ Facade (a Selection in, typed rows out; see rows.py):
     ranking(slug, sel)      per target, from one region -> [RankingRow]
     phases(sel)             phase medians per region   -> [PhaseRow]
     distribution(sel)       histogram per region       -> {slug: Histogram}
+    distribution_rows(sel)  the same, with each region's p50/p95 rows
     series(sel)             per time bucket x region   -> [SeriesRow]
     buckets_are_raw / bucket_statement / spans / bucket_rows
                             per time bucket x region x target (regions.csv)
@@ -41,7 +42,16 @@ from probes.readings.buckets import bucket_rows, bucket_statement, buckets_are_r
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.selection import BadParameter, Selection
 from probes.readings.series import bucket_size, series
-from probes.readings.summaries import PHASE_METRICS, SEGMENTS, distribution, phases, ranking, summary, table
+from probes.readings.summaries import (
+    PHASE_METRICS,
+    SEGMENTS,
+    distribution,
+    distribution_rows,
+    phases,
+    ranking,
+    summary,
+    table,
+)
 
 
 def recent(target_id: int, limit: int = 100, *, failures: bool = False) -> list[dict]:
@@ -59,6 +69,7 @@ __all__ = [
     "bucket_statement",
     "buckets_are_raw",
     "distribution",
+    "distribution_rows",
     "phases",
     "ranking",
     "recent",

@@ -94,6 +94,13 @@ class RankingRow(TypedDict, total=False):
     value_kind: str
 
 
+class DistributionRow(TypedDict):
+    region: str
+    samples: int  # values of the metric, not measurements
+    p50: float | None
+    p95: float | None
+
+
 class PhaseRow(TypedDict):
     region: str
     region_name: str

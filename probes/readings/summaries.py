@@ -10,7 +10,7 @@ from probes.geo import latency_tax_ms, path_floor_ms
 from probes.histogram import Histogram, histogram_of
 from probes.metrics import BY_NAME, PHASES
 from probes.models import Probe, Region, Target
-from probes.readings.rows import PhaseRow, RankingRow, RegionSummaryRow, TableRow
+from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, RegionSummaryRow, TableRow
 from probes.readings.selection import TPS, BadParameter, Selection
 from probes.readings.window import read_window
 
@@ -140,22 +140,38 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
     return rows
 
 
+def distribution_rows(f: Selection) -> tuple[dict[str, Histogram], list[DistributionRow]]:
+    """distribution(f), and a row per region with its count and its p50 and
+    p95 by the one rule (exact on a raw window, where the drawn histogram
+    would only give its buckets' midpoints): the numbers the table shows."""
+    if f.metric == TPS and not f.raw_only:
+        return {}, []
+    readings = _read(f, ("region_id",))
+    hists, kept = {}, {}
+    for (region_id,), reading in readings.items():
+        hist = histogram_of(reading.values.get(TPS, ())) if f.metric == TPS else reading.hists[f.metric]
+        if hist.count:
+            hists[region_id], kept[region_id] = hist, reading
+    info = _regions(hists)
+    order = sorted(hists, key=lambda rid: (info[rid]["name"], info[rid]["slug"]))
+    rows = [
+        DistributionRow(
+            region=info[rid]["slug"],
+            samples=hists[rid].count,
+            p50=kept[rid].percentile(f.metric, 0.5),
+            p95=kept[rid].percentile(f.metric, 0.95),
+        )
+        for rid in order
+    ]
+    return {info[rid]["slug"]: hists[rid] for rid in order}, rows
+
+
 def distribution(f: Selection) -> dict[str, Histogram]:
     """Region slug to the merged histogram of f.metric, for regions with at
     least one value, in region-name order. tokens_per_s has histograms only
     on raw-only windows (built from the raw values; the bucket layout does
     not care about the unit); on longer windows the answer is {}."""
-    if f.metric == TPS and not f.raw_only:
-        return {}
-    readings = _read(f, ("region_id",))
-    hists = {}
-    for (region_id,), reading in readings.items():
-        hist = histogram_of(reading.values.get(TPS, ())) if f.metric == TPS else reading.hists[f.metric]
-        if hist.count:
-            hists[region_id] = hist
-    info = _regions(hists)
-    order = sorted(hists, key=lambda rid: (info[rid]["name"], info[rid]["slug"]))
-    return {info[rid]["slug"]: hists[rid] for rid in order}
+    return distribution_rows(f)[0]
 
 
 def table(f: Selection) -> list[TableRow]:
