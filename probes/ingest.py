@@ -58,8 +58,15 @@ COLUMNS = (
     *TEXT_FIELDS,
 )
 
-# Fields pushed to browsers: enough for maps, histograms and tables.
-LIVE_FIELDS = ("outcome", "connection", "dns_ms", "connect_ms", "tls_ms", "ttfb_ms", "ttft_ms", "ttfat_ms", "total_ms", "tokens_per_s", "output_tokens", "http_status")
+# Fields pushed to browsers: enough for maps, histograms and tables, so
+# every metric the dashboard can draw (probes.metrics).
+LIVE_FIELDS = (
+    "outcome",
+    "connection",
+    *(m.column for m in METRICS if m.histogram or m.selectable),
+    "output_tokens",
+    "http_status",
+)
 
 
 class BadPayload(ValueError):
