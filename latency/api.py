@@ -1,4 +1,5 @@
-"""JSON for the dashboard's charts: same query parameters as the pages.
+"""JSON for the dashboard's charts: same query parameters as the pages,
+numbers from probes.readings.
 
 Every chart endpoint answers {"figure": <Plotly figure dict or null>,
 "rows": [...]} so the page draws the figure and can show the numbers behind
@@ -21,6 +22,7 @@ from latency import charts, stats
 from latency.access import dashboard_api
 from latency.forms import DashboardFilterForm
 from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message
+from probes import readings
 from probes.models import Region, Target
 
 
@@ -86,7 +88,7 @@ def _map_target(f: stats.Filters) -> dict | None:
 
 @chart_endpoint
 def overview(f: stats.Filters) -> dict:
-    rows = stats.region_summary(f)
+    rows = readings.summary(f)
     samples = sum(row["samples"] for row in rows)
     figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label)
     return {
@@ -99,30 +101,26 @@ def overview(f: stats.Filters) -> dict:
 
 @chart_endpoint
 def histograms(f: stats.Filters) -> dict:
-    hists = stats.histograms(f)
-    rows = [
-        {"region": slug, "samples": h.count, "p50": h.percentile(0.5), "p95": h.percentile(0.95)}
-        for slug, h in hists.items()
-    ]
+    hists, rows = readings.distribution_rows(f)
     return {"figure": charts.figure_json(charts.histogram_figure(hists, f.metric)), "rows": rows}
 
 
 @chart_endpoint
 def timeseries(f: stats.Filters) -> dict:
-    rows = stats.timeseries(f)
+    rows = readings.series(f)
     return {"figure": charts.figure_json(charts.timeseries_figure(rows, f.metric)), "rows": rows}
 
 
 @chart_endpoint
 def phases(f: stats.Filters) -> dict:
-    rows = stats.phases(f)
+    rows = readings.phases(f)
     return {"figure": charts.figure_json(charts.phases_figure(rows)), "rows": rows}
 
 
 @chart_endpoint
 def table(f: stats.Filters) -> dict:
     # A table has no figure; the key stays so every chart endpoint has one shape.
-    return {"figure": None, "rows": stats.table(f)}
+    return {"figure": None, "rows": readings.table(f)}
 
 
 @dashboard_api
@@ -157,6 +155,6 @@ def meta(request: HttpRequest):
             "regions": regions,
             "windows": [value for value, _ in WINDOWS],
             "percentiles": PERCENTILES,
-            "metrics": [{"value": value, "label": label} for value, label in METRICS],
+            "metrics": [{"value": value, "label": label, "unit": stats.UNITS[value]} for value, label in METRICS],
         }
     )

@@ -1,4 +1,4 @@
-"""Plotly figures from the rows of latency.stats: plain functions, no ORM,
+"""Plotly figures from the rows of probes.readings: plain functions, no ORM,
 no HTTP. Every value put into a figure is a plain Python number or string
 (times as ISO 8601), so fig.to_plotly_json() is JSON as it stands.
 """
@@ -15,18 +15,10 @@ from itertools import pairwise
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from probes import metrics
 from probes.histogram import BUCKETS, Histogram, bucket_bounds
 
-METRIC_LABELS = {
-    "ttft": "TTFT",
-    "ttfat": "TTFAT",
-    "ttfb": "TTFB",
-    "connect": "TCP connect",
-    "tls": "TLS handshake",
-    "total": "total time",
-    "dns": "DNS",
-    "tokens_per_s": "tokens/s",
-}
+METRIC_LABELS = {m.name: m.short for m in metrics.METRICS}
 PERCENTILE_LABELS = {0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99"}
 # System fonts only: the dashboard loads nothing from third parties.
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif", "size": 12}
@@ -74,11 +66,16 @@ def label_text(value) -> str:
 
 
 def unit(metric: str) -> str:
-    return "tok/s" if metric == "tokens_per_s" else "ms"
+    return metrics.BY_NAME[metric].unit if metric in metrics.BY_NAME else "ms"
 
 
 def metric_label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric)
+
+
+def axis_title(metric: str) -> str:
+    m = metrics.BY_NAME.get(metric)
+    return m.axis_title if m is not None else f"{metric} (ms)"
 
 
 def percentile_name(percentile: float | str) -> str:
@@ -364,7 +361,7 @@ def histogram_figure(
         **_layout(),
         barmode="overlay",
         bargap=0,
-        xaxis={"type": "log", "title": {"text": f"{metric_label(metric)} ({unit(metric)})"}},
+        xaxis={"type": "log", "title": {"text": axis_title(metric)}},
         yaxis={"title": {"text": "share of samples" if share else "samples"}, "tickformat": ".0%" if share else ""},
         legend={"title": {"text": "region"}},
     )
@@ -432,7 +429,7 @@ def timeseries_figure(rows: list[dict], metric: str, *, colors: dict[str, str] |
         **_layout(),
         hovermode="x unified",
         xaxis={"type": "date", "title": {"text": "time (UTC)"}},
-        yaxis={"title": {"text": f"{metric_label(metric)} ({u})"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": axis_title(metric)}, "rangemode": "tozero"},
         legend={"title": {"text": "solid p50, dashed p95"}},
     )
     return fig

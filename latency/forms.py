@@ -28,7 +28,7 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 from django.utils.functional import cached_property
 
-from latency.stats import (
+from probes.readings.selection import (
     DEFAULT_METRIC,
     DEFAULT_PERCENTILE,
     DEFAULT_WINDOW,
@@ -38,8 +38,8 @@ from latency.stats import (
     WINDOW_CHOICES,
     WINDOWS,
     BadParameter,
-    Filters,
 )
+from probes.readings.selection import Selection as Filters
 from probes.engine.result import OUTCOMES
 from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
 from probes.models import Probe, Region, Target

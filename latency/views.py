@@ -1,6 +1,6 @@
 """Dashboard pages: plain functions, each building an explicit context.
 
-The numbers come from latency.stats; pages render what a reader needs
+The numbers come from probes.readings; pages render what a reader needs
 without JavaScript (empty states, rankings, recent rows) and leave the charts
 to static/js/dashboard.js, which reads the same query parameters from
 /api/*. Parameters are read by latency.forms (the page's filter form is
@@ -19,23 +19,15 @@ from django.utils import timezone
 from latency import stats
 from latency.access import dashboard_page, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, RegionPageFilterForm
-from probes import deadletters
+from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
 
 # Display names; the valid values themselves are latency.stats' to decide.
 WINDOW_LABELS = {"15m": "15 min", "1h": "1 h", "24h": "24 h", "7d": "7 days", "30d": "30 days", "custom": "custom"}
 WINDOWS = [(value, WINDOW_LABELS.get(value, value)) for value in stats.WINDOW_CHOICES]
 PERCENTILES = list(stats.PERCENTILES)
-METRIC_LABELS = {
-    "ttft": "Time to first token",
-    "ttfat": "Time to first answer token",
-    "ttfb": "Time to first byte",
-    "connect": "TCP connect",
-    "tls": "TLS handshake",
-    "total": "Total time",
-    "tokens_per_s": "Tokens per second",
-}
-METRICS = [(value, METRIC_LABELS.get(value, value)) for value in stats.METRIC_CHOICES]
+METRIC_LABELS = {m.name: m.label for m in metrics.SELECTABLE}
+METRICS = [(m.name, m.label) for m in metrics.SELECTABLE]
 RECENT_LIMIT = 50
 
 
@@ -79,6 +71,9 @@ def _dashboard_config(f: stats.Filters | None) -> dict:
         "target_url": reverse("target", args=[0]),
         # The live feed carries region ids; the filter names slugs.
         "region_ids": list(f.region_ids) if f is not None and f.region_ids else [],
+        # What the selector's options mean (probes.metrics): the script takes
+        # units from here rather than knowing metric names.
+        "metrics": {m.name: {"label": m.label, "short": m.short, "unit": m.unit} for m in metrics.SELECTABLE},
     }
 
 
@@ -110,7 +105,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     no_probes = not Probe.objects.exists()
     empty_message = ""
     if f is not None and not no_probes:
-        if not any(row["samples"] for row in stats.region_summary(f)):
+        if not any(row["samples"] for row in readings.summary(f)):
             empty_message = empty_window_message(f)
     context = {
         "no_probes": no_probes,
@@ -141,7 +136,7 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if f is not None:
         ranking = [
             {**row, "error_percent": None if row["error_rate"] is None else row["error_rate"] * 100}
-            for row in stats.region_ranking(region.slug, f)
+            for row in readings.ranking(region.slug, f)
         ]
     selected = form.selected
     context = {
@@ -153,7 +148,7 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "percentiles": PERCENTILES,
         "metrics": METRICS,
         "metric_label": METRIC_LABELS.get(selected["metric"], selected["metric"]),
-        "unit": "tok/s" if selected["metric"] == "tokens_per_s" else "ms",
+        "unit": metrics.BY_NAME[selected["metric"]].unit if selected["metric"] in metrics.BY_NAME else "ms",
         "window_phrase": window_phrase(f) if f is not None else "",
         "has_data": any(row.get("samples") for row in ranking),
         "no_probes": not Probe.objects.filter(regions=region).exists(),
@@ -168,8 +163,8 @@ def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
     context = {
         "target": target,
         "probes": list(target.probes.order_by("name").prefetch_related("regions")),
-        "measurements": visible_rows(stats.recent_measurements(target.id, RECENT_LIMIT), user),
-        "failures": visible_rows(stats.recent_failures(target.id, RECENT_LIMIT), user),
+        "measurements": visible_rows(readings.recent(target.id, RECENT_LIMIT), user),
+        "failures": visible_rows(readings.recent(target.id, RECENT_LIMIT, failures=True), user),
         "show_errors": may_see_errors(user),
         "limit": RECENT_LIMIT,
     }

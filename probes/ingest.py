@@ -22,30 +22,24 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 
 from probes import deadletters, live
 from probes.engine.result import CONNECTIONS, OUTCOMES
+from probes.metrics import METRICS, OTHER_FIELDS
 from probes.rollups import lock_hours
 
 log = logging.getLogger(__name__)
 
-FLOAT_FIELDS = (
-    "retry_after_s",
-    "dns_ms",
-    "connect_ms",
-    "tls_ms",
-    "ttfb_ms",
-    "first_event_ms",
-    "ttft_ms",
-    "ttfat_ms",
-    "total_ms",
-    "tokens_per_s",
-    "itl_p50_ms",
-    "itl_p95_ms",
-    "itl_max_ms",
+# Validated and stored as they are: every metric of the registry, and the
+# other stored fields (probes.metrics; tests/test_metric_registry.py checks
+# that together they cover the engine's result).
+FLOAT_FIELDS = tuple(
+    [f.name for f in OTHER_FIELDS if f.kind == "float"] + [m.column for m in METRICS if m.kind == "float"]
 )
-INT_FIELDS = ("http_status", "output_tokens", "response_bytes")
+INT_FIELDS = tuple([f.name for f in OTHER_FIELDS if f.kind == "int"] + [m.column for m in METRICS if m.kind == "int"])
 # Exclusive upper bounds of the integer columns: http_status is a smallint, so
 # a larger value would fail the whole batch's INSERT, not just its own row.
-INT_LIMITS = {"http_status": 2**15, "output_tokens": 2**31, "response_bytes": 2**31}
-TEXT_FIELDS = {"error": 2000, "error_type": 120, "http_version": 16, "remote_addr": 64}
+INT_LIMITS = {f.name: f.limit for f in OTHER_FIELDS if f.kind == "int"} | {
+    m.column: 2**31 for m in METRICS if m.kind == "int"
+}
+TEXT_FIELDS = {f.name: f.limit for f in OTHER_FIELDS if f.kind == "text"}
 
 # Column order of the multi-row INSERT; the same names as the engine's result.
 COLUMNS = (
@@ -64,8 +58,15 @@ COLUMNS = (
     *TEXT_FIELDS,
 )
 
-# Fields pushed to browsers: enough for maps, histograms and tables.
-LIVE_FIELDS = ("outcome", "connection", "dns_ms", "connect_ms", "tls_ms", "ttfb_ms", "ttft_ms", "ttfat_ms", "total_ms", "tokens_per_s", "output_tokens", "http_status")
+# Fields pushed to browsers: enough for maps, histograms and tables, so
+# every metric the dashboard can draw (probes.metrics).
+LIVE_FIELDS = (
+    "outcome",
+    "connection",
+    *(m.column for m in METRICS if m.histogram or m.selectable),
+    "output_tokens",
+    "http_status",
+)
 
 
 class BadPayload(ValueError):

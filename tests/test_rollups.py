@@ -17,7 +17,8 @@ from probes.engine.result import Measurement as EngineResult
 from probes.histogram import exact_percentile
 from probes.ingest import store
 from probes.models import HourlyRollup, Measurement, RollupHour
-from probes.rollups import HOUR, floor_hour, prune_raw, read_window, rebuild_hour, rebuild_range, rollup_stale_hours
+from probes.readings.window import read_window
+from probes.rollups import HOUR, floor_hour, prune_raw, rebuild_hour, rebuild_range, rollup_stale_hours
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 # Per-region latency: far enough apart that mixing regions up shows.

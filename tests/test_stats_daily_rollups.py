@@ -18,18 +18,10 @@ from probes.engine.result import Measurement as EngineResult
 from probes.histogram import Histogram, exact_percentile
 from probes.ingest import store
 from probes.models import DailyRollup, HourlyRollup, Measurement, RollupHour
-from probes.rollups import (
-    DAY,
-    HOUR,
-    METRICS,
-    coverage,
-    floor_day,
-    prune_raw,
-    read_window,
-    rebuild_day,
-    rebuild_hour,
-    rebuild_range,
-)
+from probes.metrics import HISTOGRAM_NAMES as METRICS
+from probes.readings.plan import coverage
+from probes.readings.window import read_window
+from probes.rollups import DAY, HOUR, floor_day, prune_raw, rebuild_day, rebuild_hour, rebuild_range
 
 backfill_migration = importlib.import_module("probes.migrations.0003_daily_rollups")
 

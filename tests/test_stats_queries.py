@@ -21,7 +21,8 @@ from probes.geo import EARTH_RADIUS_KM, path_floor_ms
 from probes.histogram import exact_percentile
 from probes.ingest import store
 from probes.models import Measurement, RollupHour
-from probes.rollups import HOUR, coverage, floor_hour, rebuild_range
+from probes.readings.plan import coverage
+from probes.rollups import HOUR, floor_hour, rebuild_range
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 # 10,000 km along the equator from (0, 0).

@@ -16,6 +16,7 @@ import psycopg
 from django.db import connections
 from psycopg import sql
 
+from probes import metrics
 from probes.exports import ExportFilters
 from probes.exports.csvsafe import header_line, safe_text, utc_iso
 from probes.exports.pgcopy import copy_csv
@@ -32,16 +33,8 @@ MEASUREMENT_COLUMNS = (
     "connection",
     "outcome",
     "http_status",
-    "dns_ms",
-    "connect_ms",
-    "tls_ms",
-    "ttfb_ms",
-    "ttft_ms",
-    "ttfat_ms",
-    "total_ms",
-    "output_tokens",
-    "tokens_per_s",
-    "itl_p50_ms",
+    # The metrics' own columns, in the order a call reaches them (probes.metrics).
+    *(m.column for m in metrics.MEASUREMENT_CSV),
     "error",
 )
 # Text columns an admin or a provider wrote: neutralised.

@@ -193,7 +193,9 @@
     if (value === null || value === undefined) return "–";
     if (key === "error_rate") return (value * 100).toFixed(1) + " %";
     if (key === "p50" || key === "p95") {
-      const unit = form.elements.metric.value === "tokens_per_s" ? " tok/s" : " ms";
+      // Units come with the page's config (probes.metrics), not from here.
+      const chosen = (cfg.metrics || {})[form.elements.metric.value];
+      const unit = " " + (chosen ? chosen.unit : "ms");
       return (value >= 100 ? Math.round(value) : value.toFixed(1)) + unit;
     }
     return String(value);

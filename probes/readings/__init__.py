@@ -1,0 +1,80 @@
+"""The one read package: every figure a page, the API or a CSV shows comes
+from here, so the CSV and the chart cannot disagree.
+
+Facade (a Selection in, typed rows out; see rows.py):
+    summary(sel)            per region: the map        -> [RegionSummaryRow]
+    table(sel)              per region x target        -> [TableRow]
+    ranking(slug, sel)      per target, from one region -> [RankingRow]
+    phases(sel)             phase medians per region   -> [PhaseRow]
+    distribution(sel)       histogram per region       -> {slug: Histogram}
+    distribution_rows(sel)  the same, with each region's p50/p95 rows
+    series(sel)             per time bucket x region   -> [SeriesRow]
+    buckets_are_raw / bucket_statement / spans / bucket_rows
+                            per time bucket x region x target (regions.csv)
+    recent(target_id, limit, failures=False)           -> [dict]
+
+The percentile, one definition. The q-quantile of n values is the value of
+rank ceil(q * n) (at least 1) in ascending order: nearest rank, with q * n
+computed exactly (probes.histogram._rank in Python, rank.rank_sql in SQL
+with q as numeric; never percentile_disc, whose float8 rank can land one
+off). It is read
+- exactly, from raw rows, when the selection is read from raw rows alone: a
+  window of at most RAW_MAX (6 h), an outcome filter, regions.csv buckets
+  shorter than an hour, and time-series buckets that are not whole marked
+  hours;
+- otherwise from merged histograms (probes.histogram: 2% log buckets from
+  0.01 ms to 1 h), where it is the geometric midpoint of the bucket holding
+  the rank-th value: within sqrt(1.02) - 1 = 0.995% of the exact value
+  (values under 0.01 ms read as 0, over 1 h as about an hour). Raw rows at
+  the edges of such a window are added to the same histograms, so a figure
+  never mixes the two kinds.
+Merging histograms is exact (counts add), so a rolled-up reading equals a
+reading of the same rows' histograms from raw rows, whichever hours were
+rolled up. tokens_per_s has no histogram in the rollups: on rolled-up
+windows only its mean exists (value_kind "mean").
+
+Planning (plan.py): daily rollups for complete days whose 24 hours are
+marked, hourly rollups for other marked hours, raw rows for the rest
+(window.py merges them; cache.py keeps merged rollup parts).
+"""
+
+from probes.readings.buckets import bucket_rows, bucket_statement, buckets_are_raw, spans
+from probes.readings.recent import recent_failures, recent_measurements
+from probes.readings.selection import BadParameter, Selection
+from probes.readings.series import bucket_size, series
+from probes.readings.summaries import (
+    PHASE_METRICS,
+    SEGMENTS,
+    distribution,
+    distribution_rows,
+    phases,
+    ranking,
+    summary,
+    table,
+)
+
+
+def recent(target_id: int, limit: int = 100, *, failures: bool = False) -> list[dict]:
+    """A target's latest measurements (or those whose outcome is not ok), newest first."""
+    return (recent_failures if failures else recent_measurements)(target_id, limit)
+
+
+__all__ = [
+    "PHASE_METRICS",
+    "SEGMENTS",
+    "BadParameter",
+    "Selection",
+    "bucket_rows",
+    "bucket_size",
+    "bucket_statement",
+    "buckets_are_raw",
+    "distribution",
+    "distribution_rows",
+    "phases",
+    "ranking",
+    "recent",
+    "series",
+    "spans",
+    "summary",
+    "table",
+]

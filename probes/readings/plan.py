@@ -1,0 +1,172 @@
+"""Where each part of a window is read from: daily rollups, hourly rollups
+or raw rows (Coverage), and how a time series is cut into buckets.
+
+A day is read from DailyRollup only when all 24 of its hours are marked,
+because a late row unmarks its hour without touching the daily row; other
+marked hours come from HourlyRollup, and everything else (the partial hours
+at either end, hours not rolled up yet) from raw rows, so a reading is
+always complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from django.db import connection, transaction
+
+from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour
+
+MINUTE = timedelta(minutes=1)
+# Time-series bucket sizes of the preset windows.
+BUCKETS = {
+    "15m": timedelta(minutes=1),
+    "1h": timedelta(minutes=2),
+    "24h": timedelta(minutes=30),
+    "7d": timedelta(hours=3),
+    "30d": timedelta(hours=12),
+}
+CUSTOM_BUCKETS = 60
+# Time buckets are aligned to this origin, so hour-sized ones start on whole
+# hours and the same bucket reads the same rows on every refresh.
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def raw_intervals(since: datetime, until: datetime, marked: set[datetime]) -> list[tuple[datetime, datetime]]:
+    """The parts of [since, until) not covered by marked hours, merged into
+    as few intervals as possible (one range condition each)."""
+    intervals: list[tuple[datetime, datetime]] = []
+    start = since
+    for hour in sorted(marked):
+        if hour > start:
+            intervals.append((start, hour))
+        start = max(start, hour + HOUR)
+    if start < until:
+        intervals.append((start, until))
+    return intervals
+
+
+@dataclass
+class Coverage:
+    """Where each part of a window is read from."""
+
+    since: datetime
+    until: datetime
+    # Complete days wholly inside the window, all 24 hours marked.
+    days: list[datetime] = field(default_factory=list)
+    # Other marked hours wholly inside the window.
+    hours: list[datetime] = field(default_factory=list)
+    # The rest, read from raw rows.
+    raw: list[tuple[datetime, datetime]] = field(default_factory=list)
+    # built_at of every marked hour inside the window.
+    built: dict[datetime, datetime] = field(default_factory=dict)
+
+    @property
+    def covered_hours(self) -> set[datetime]:
+        covered = set(self.hours)
+        for day in self.days:
+            covered.update(day + HOUR * i for i in range(24))
+        return covered
+
+    def fingerprint(self, hours: Iterable[datetime] | None = None) -> bytes:
+        """Identifies the content of the rollups of some marked hours (all
+        covered ones by default). Rollups change only in rebuild_hour, which
+        stamps the hour's mark with a new built_at in the same transaction,
+        and a day's rollups only with one of its hours; so equal
+        fingerprints mean equal rollups."""
+        digest = hashlib.blake2b(digest_size=16)
+        for hour in sorted(self.covered_hours if hours is None else hours):
+            digest.update(f"{hour.isoformat()}={self.built[hour].isoformat()};".encode())
+        return digest.digest()
+
+
+def coverage(since: datetime, until: datetime, *, rollups: bool = True, daily: bool = True) -> Coverage:
+    """Plan a reading of [since, until): which complete days come from
+    DailyRollup, which hours from HourlyRollup, and which intervals from raw
+    rows (see the module docstring). rollups=False: raw rows only."""
+    from probes.models import RollupHour
+
+    plan = Coverage(since=since, until=until)
+    first, end = ceil_hour(since), floor_hour(until)
+    if rollups and first < end:
+        plan.built = dict(RollupHour.objects.filter(hour__gte=first, hour__lt=end).values_list("hour", "built_at"))
+        marked = set(plan.built)
+        if daily:
+            day = floor_day(first)
+            if day < first:
+                day += DAY
+            while day + DAY <= end:
+                hours = {day + HOUR * i for i in range(24)}
+                if hours <= marked:
+                    plan.days.append(day)
+                    marked -= hours
+                day += DAY
+        plan.hours = sorted(marked)
+    plan.raw = raw_intervals(since, until, plan.covered_hours)
+    return plan
+
+
+@contextmanager
+def reporting_reads() -> Iterator[None]:
+    """Run reads with PostgreSQL's JIT off. Histogram merges are estimated
+    expensive enough to trigger it, and compiling costs ~50 ms per query,
+    more than the queries themselves gain from it."""
+    with transaction.atomic():
+        with connection.cursor() as cur:
+            cur.execute("SET LOCAL jit = off")
+        yield
+
+
+# Time buckets ----------------------------------------------------------------------
+
+
+def bucket_size(window: str, since: datetime, until: datetime) -> timedelta:
+    """The time-series step: fixed for the presets; about CUSTOM_BUCKETS
+    buckets for a custom window, in whole minutes below an hour and whole
+    hours above (hour-sized buckets can be read from hourly rollups)."""
+    if window in BUCKETS:
+        return BUCKETS[window]
+    step = (until - since) / CUSTOM_BUCKETS
+    if step < HOUR:
+        return max(1, round(step / MINUTE)) * MINUTE
+    return max(1, round(step / HOUR)) * HOUR
+
+
+def bucket_start(when: datetime, size: timedelta) -> datetime:
+    return EPOCH + ((when - EPOCH) // size) * size
+
+
+def merge_intervals(intervals: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    merged: list[tuple[datetime, datetime]] = []
+    for a, b in intervals:
+        if merged and merged[-1][1] == a:
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def series_plan(
+    since: datetime, until: datetime, size: timedelta, plan: Coverage
+) -> tuple[dict[datetime, list[datetime]], list[tuple[datetime, datetime]]]:
+    """Which time buckets come from hourly rollups (bucket start -> its
+    hours) and which intervals from raw rows. A bucket is rolled up only
+    when its part inside the window is made of whole marked hours, so no
+    bucket ever mixes a histogram with raw values."""
+    rolled: dict[datetime, list[datetime]] = {}
+    raw: list[tuple[datetime, datetime]] = []
+    start = bucket_start(since, size)
+    while start < until:
+        a, b = max(start, since), min(start + size, until)
+        hours = []
+        if floor_hour(a) == a and floor_hour(b) == b:
+            hours = [a + HOUR * i for i in range((b - a) // HOUR)]
+        if hours and all(h in plan.built for h in hours):
+            rolled[start] = hours
+        else:
+            raw.append((a, b))
+        start += size
+    return rolled, merge_intervals(raw)

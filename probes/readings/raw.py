@@ -1,0 +1,149 @@
+"""Reading raw measurements: rows into Readings (exact values kept on
+request), the time series' raw buckets, and the regions.csv statement for
+exports no rollup can serve. Every percentile here is the exact nearest
+rank of probes.readings.rank.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import connection
+from django.db.models import Q
+from psycopg import sql
+
+from probes.metrics import BY_NAME, PERCENTILES, REGION_CSV
+from probes.models import Measurement
+from probes.readings.plan import EPOCH
+from probes.readings.rank import exact, rank_sql
+from probes.readings.rollup import ranges_sql
+from probes.readings.rows import Reading
+
+
+def read_raw(
+    out: dict[tuple, Reading],
+    intervals: list[tuple[datetime, datetime]],
+    group_by: tuple[str, ...],
+    narrow: dict[str, list | None],
+    metrics: tuple[str, ...],
+    raw_values: tuple[str, ...] = (),
+) -> None:
+    """Add the raw rows of the given intervals to the readings in `out`."""
+    q = Q(pk__in=[])
+    for a, b in intervals:
+        q |= Q(started_at__gte=a, started_at__lt=b)
+    qs = Measurement.objects.filter(q)
+    for column, values in narrow.items():
+        if values:
+            qs = qs.filter(**{f"{column}__in": values})
+    columns = [BY_NAME[m].column for m in metrics]
+    n = len(group_by)
+    kept = [(i, name) for i, name in enumerate(raw_values)]
+    for rec in qs.values_list(*group_by, "outcome", "tokens_per_s", *columns, *raw_values).iterator(chunk_size=5000):
+        r = out[rec[:n]]
+        outcome, tps = rec[n], rec[n + 1]
+        r.samples += 1
+        if outcome != "ok":
+            r.errors += 1
+        if tps is not None:
+            r.tps_sum += tps
+            r.tps_count += 1
+        base = n + 2
+        for i, metric in enumerate(metrics):
+            value = rec[base + i]
+            if value is not None:
+                r.hists[metric].add(value)
+        base += len(metrics)
+        for i, name in kept:
+            value = rec[base + i]
+            if value is not None:
+                r.values.setdefault(name, []).append(value)
+
+
+def raw_series(metric: str, size: timedelta, intervals, targets, regions, percentiles: bool) -> list[tuple]:
+    """(bucket, region_id, samples, p50, p95, tokens_per_s mean) from raw
+    rows, grouped in SQL; exact nearest rank (probes.readings.rank)."""
+    column = BY_NAME[metric].column
+    params = {
+        "size": size,
+        "origin": EPOCH,
+        "targets": targets,
+        "regions": regions,
+        "q50": exact(0.5),
+        "q95": exact(0.95),
+    }
+    ranges = ranges_sql("started_at", intervals, params, "r")
+    if percentiles:
+        picks = f"vals[{rank_sql('%(q50)s', 'n')}], vals[{rank_sql('%(q95)s', 'n')}]"
+        values = f"count({column}) AS n, array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,"
+    else:
+        picks = "NULL::float8, NULL::float8"
+        values = ""
+    sql = f"""
+        SELECT b, region_id, samples, {picks}, tps
+        FROM (
+            SELECT date_bin(%(size)s, started_at, %(origin)s) AS b, region_id, count(*) AS samples,
+                   {values} avg(tokens_per_s) AS tps
+            FROM {Measurement._meta.db_table}
+            WHERE target_id = ANY(%(targets)s) AND region_id = ANY(%(regions)s) AND {ranges}
+            GROUP BY 1, 2
+        ) s
+    """
+    with connection.cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchall()
+
+
+def bucket_select(
+    since: datetime,
+    until: datetime,
+    size: timedelta | None,
+    narrow: dict[str, list],
+) -> sql.Composed:
+    """One SELECT over raw rows of [since, until), per time bucket (date_bin
+    of `size` from EPOCH; None: one bucket labelled `since`) x region x
+    target: b, region_id, target_id, samples, errors, error_rate, then for
+    each probes.metrics.REGION_CSV metric its PERCENTILES, exact nearest
+    rank. Literals, not parameters: the statement is run under COPY, which
+    takes none. narrow: column -> values (target_id, probe_id, region_id,
+    outcome); an empty list means all.
+
+    Memory: each group's values are gathered in a sorted array to pick ranks
+    from (what percentile_disc sorted too, minus its float rank). Aggregates
+    with ORDER BY rule out hash aggregation, so PostgreSQL holds one group at
+    a time: at most one region x target's values over one bucket."""
+    if size is None:
+        bucket = sql.Literal(since)
+    else:
+        bucket = sql.SQL("date_bin({}, m.started_at, {})").format(sql.Literal(size), sql.Literal(EPOCH))
+    conds = [
+        sql.SQL("m.started_at >= {}").format(sql.Literal(since)),
+        sql.SQL("m.started_at < {}").format(sql.Literal(until)),
+    ]
+    for column, values in narrow.items():
+        if values:
+            conds.append(sql.SQL("m.{} = ANY({})").format(sql.Identifier(column), sql.Literal(list(values))))
+    aggregates, picks = [], []
+    for metric in REGION_CSV:
+        col = sql.Identifier(metric.column)
+        n, vals = sql.Identifier(f"{metric.name}_n"), sql.Identifier(f"{metric.name}_v")
+        aggregates.append(
+            sql.SQL("count(m.{c}) AS {n}, array_agg(m.{c} ORDER BY m.{c}) FILTER (WHERE m.{c} IS NOT NULL) AS {v}").format(
+                c=col, n=n, v=vals
+            )
+        )
+        for q in PERCENTILES.values():
+            rank = rank_sql("{q}", "g.{n}")  # placeholders of the sql.SQL template
+            picks.append(sql.SQL("g.{v}[" + rank + "]").format(v=vals, q=sql.Literal(exact(q)), n=n))
+    return sql.SQL(
+        "SELECT g.b, g.region_id, g.target_id, g.samples, g.errors, g.errors::float8 / g.samples, {picks} "
+        "FROM (SELECT {bucket} AS b, m.region_id, m.target_id, count(*) AS samples, "
+        "count(*) FILTER (WHERE m.outcome <> 'ok') AS errors, {aggregates} "
+        "FROM {table} m WHERE {where} GROUP BY 1, 2, 3) g"
+    ).format(
+        picks=sql.SQL(", ").join(picks),
+        bucket=bucket,
+        aggregates=sql.SQL(", ").join(aggregates),
+        table=sql.Identifier(Measurement._meta.db_table),
+        where=sql.SQL(" AND ").join(conds),
+    )

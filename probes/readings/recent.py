@@ -1,0 +1,89 @@
+"""A target's latest measurements and failures, as stored (no statistics)."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from probes.models import Measurement, Region, Target
+from probes.readings.selection import BadParameter
+from probes.readings.summaries import _regions
+
+RECENT_FIELDS = (
+    "id",
+    "started_at",
+    "probe_id",
+    "outcome",
+    "error_type",
+    "error",
+    "http_status",
+    "connection",
+    "dns_ms",
+    "connect_ms",
+    "tls_ms",
+    "ttfb_ms",
+    "ttft_ms",
+    "ttfat_ms",
+    "total_ms",
+    "output_tokens",
+    "tokens_per_s",
+)
+
+
+def _check_recent(target_id: int, limit: int) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise BadParameter("limit", "limit must be an integer from 1 to 1000")
+    if not Target.objects.filter(id=target_id).exists():
+        raise BadParameter("target", f"unknown target id {target_id}")
+
+
+def _recent_rows(records) -> list[dict]:
+    rows = [dict(zip(("region_id", *RECENT_FIELDS), rec)) for rec in records]
+    regions = _regions({row["region_id"] for row in rows})
+    for row in rows:
+        region = regions[row.pop("region_id")]
+        row["region"] = region["slug"]
+        row["region_name"] = region["name"]
+    return rows
+
+
+def recent_measurements(target_id: int, limit: int = 100) -> list[dict]:
+    """The target's latest measurements, newest first.
+
+    Keys: id, started_at, region (slug), region_name, probe_id, outcome,
+    error_type, error, http_status, connection, dns_ms, connect_ms, tls_ms,
+    ttfb_ms, ttft_ms, ttfat_ms, total_ms, output_tokens, tokens_per_s."""
+    _check_recent(target_id, limit)
+    table = Measurement._meta.db_table
+    columns = ", ".join(f"m.{c}" for c in RECENT_FIELDS)
+    # Newest `limit` per region first, each a short backward walk of the
+    # (target, region, started_at) index; "newest of the target" alone has
+    # no index in that order and would sort the target's whole history.
+    sql = f"""
+        SELECT r.id, {columns}
+        FROM {Region._meta.db_table} r
+        CROSS JOIN LATERAL (
+            SELECT {", ".join(RECENT_FIELDS)} FROM {table}
+            WHERE target_id = %s AND region_id = r.id
+            ORDER BY started_at DESC LIMIT %s
+        ) m
+        ORDER BY m.started_at DESC, m.id DESC
+        LIMIT %s
+    """
+    with connection.cursor() as cur:
+        cur.execute(sql, [target_id, limit, limit])
+        return _recent_rows(cur.fetchall())
+
+
+def recent_failures(target_id: int, limit: int = 100) -> list[dict]:
+    """The target's latest measurements whose outcome is not ok, newest
+    first; same keys as recent_measurements."""
+    _check_recent(target_id, limit)
+    # exclude() writes NOT (outcome = 'ok'), the partial index's own
+    # predicate, so the planner can walk meas_target_failures backwards.
+    records = (
+        Measurement.objects.filter(target_id=target_id)
+        .exclude(outcome="ok")
+        .order_by("-started_at")
+        .values_list("region_id", *RECENT_FIELDS)[:limit]
+    )
+    return _recent_rows(records)

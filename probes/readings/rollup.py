@@ -1,0 +1,162 @@
+"""Reading rollup rows: merged counts and histograms of the hourly and
+daily rollups a plan uses, summed in SQL so Python never parses the JSON of
+hundreds of rows; and the time series' rolled-up buckets, whose
+nearest-rank bucket is picked in SQL too.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.db import connection
+
+from probes.histogram import bucket_value
+from probes.metrics import BY_NAME
+from probes.models import DailyRollup, HourlyRollup
+from probes.readings.plan import EPOCH, Coverage
+from probes.readings.rank import exact, rank_sql
+from probes.readings.selection import TPS
+from probes.rollups.periods import hour_runs
+
+
+def ranges_sql(column: str, intervals, params: dict, prefix: str) -> str:
+    """(column in [a, b) or ...) with named parameters prefix<i>a/b."""
+    parts = []
+    for i, (a, b) in enumerate(intervals):
+        params[f"{prefix}{i}a"], params[f"{prefix}{i}b"] = a, b
+        parts.append(f"({column} >= %({prefix}{i}a)s AND {column} < %({prefix}{i}b)s)")
+    return "(" + " OR ".join(parts) + ")"
+
+
+def _in(column: str, values: list | None, params: list) -> str:
+    if not values:
+        return ""
+    params.append(list(values))
+    return f" AND {column} = ANY(%s)"
+
+
+def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list | None]) -> tuple[str, list]:
+    """One UNION ALL over the hourly and daily rollup rows a plan uses."""
+    parts, params = [], []
+    select = ", ".join(columns)
+    if plan.hours:
+        runs = hour_runs(plan.hours)
+        where = " OR ".join(["(hour >= %s AND hour < %s)"] * len(runs))
+        for a, b in runs:
+            params.extend([a, b])
+        sql = f"SELECT {select} FROM {HourlyRollup._meta.db_table} WHERE ({where})"
+        for column, values in narrow.items():
+            sql += _in(column, values, params)
+        parts.append(sql)
+    if plan.days:
+        params.append(list(plan.days))
+        sql = f"SELECT {select} FROM {DailyRollup._meta.db_table} WHERE day = ANY(%s)"
+        for column, values in narrow.items():
+            sql += _in(column, values, params)
+        parts.append(sql)
+    return " UNION ALL ".join(parts), params
+
+
+def rollup_counts(
+    plan: Coverage, group_by: tuple[str, ...], narrow: dict[str, list | None], metrics: Iterable[str]
+) -> tuple[dict[tuple, list], dict[tuple, dict[str, dict[int, int]]]]:
+    """Merged counts of the rollup rows a plan uses, per group: totals
+    [samples, errors, tokens_per_s_sum, tokens_per_s_count] and, per metric,
+    histogram bucket counts. Summed in SQL, so Python never parses the JSON
+    of hundreds of rows: only one (group, metric, bucket) row comes back per
+    occupied bucket."""
+    totals: dict[tuple, list] = {}
+    buckets: dict[tuple, dict[str, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
+    if not (plan.hours or plan.days):
+        return totals, buckets
+    metrics = list(metrics)
+    g = ", ".join(group_by)
+    n = len(group_by)
+    rows_sql, params = _rollup_rows_sql(
+        plan, [*group_by, "samples", "errors", "tokens_per_s_sum", "tokens_per_s_count"], narrow
+    )
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT {g}, sum(samples), sum(errors), sum(tokens_per_s_sum), sum(tokens_per_s_count) "
+            f"FROM ({rows_sql}) r GROUP BY {g}",
+            params,
+        )
+        for rec in cur.fetchall():
+            totals[tuple(rec[:n])] = [int(rec[n]), int(rec[n + 1]), float(rec[n + 2] or 0.0), int(rec[n + 3])]
+        if metrics:
+            rows_sql, params = _rollup_rows_sql(plan, [*group_by, *[BY_NAME[m].rollup_field for m in metrics]], narrow)
+            pairs = ", ".join(f"('{m}', r.{BY_NAME[m].rollup_field})" for m in metrics)
+            cur.execute(
+                f"SELECT {', '.join('r.' + c for c in group_by)}, m.metric, e.key::int, sum(e.value::bigint)::bigint "
+                f"FROM ({rows_sql}) r "
+                f"CROSS JOIN LATERAL (VALUES {pairs}) AS m(metric, hist) "
+                "CROSS JOIN LATERAL jsonb_each_text(m.hist) e "
+                f"GROUP BY {', '.join('r.' + c for c in group_by)}, m.metric, e.key",
+                params,
+            )
+            for rec in cur.fetchall():
+                metric, index, count = rec[n:]
+                buckets[tuple(rec[:n])][metric][index] = count
+    return totals, buckets
+
+
+def rollup_series(metric: str, size: timedelta, hours, targets, regions) -> list[tuple]:
+    """(bucket, region_id, samples, p50, p95, tokens_per_s mean) from hourly
+    rollups. The histograms are merged per bucket and the nearest-rank
+    bucket picked in SQL, so only one row per bucket and region comes back
+    instead of every occupied histogram bucket."""
+    table = HourlyRollup._meta.db_table
+    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions}
+    ranges = ranges_sql("hour", hour_runs(hours), params, "h")
+    where = f"target_id = ANY(%(targets)s) AND region_id = ANY(%(regions)s) AND {ranges}"
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""
+            SELECT date_bin(%(size)s, hour, %(origin)s) AS b, region_id, sum(samples)::bigint,
+                   sum(tokens_per_s_sum), sum(tokens_per_s_count)::bigint
+            FROM {table} WHERE {where} GROUP BY 1, 2
+            """,
+            params,
+        )
+        totals = {(b, rid): (samples, tps_sum, tps_count) for b, rid, samples, tps_sum, tps_count in cur.fetchall()}
+        picks: dict[tuple, tuple] = {}
+        if metric != TPS:
+            params.update(q50=exact(0.5), q95=exact(0.95))
+            cur.execute(
+                f"""
+                WITH pairs AS (
+                    SELECT date_bin(%(size)s, h.hour, %(origin)s) AS b, h.region_id, e.key::int AS k,
+                           sum(e.value::bigint) AS n
+                    FROM {table} h CROSS JOIN LATERAL jsonb_each_text(h.{BY_NAME[metric].rollup_field}) e
+                    WHERE {where}
+                    GROUP BY 1, 2, 3
+                ), cum AS (
+                    SELECT b, region_id, k,
+                           sum(n) OVER (PARTITION BY b, region_id ORDER BY k) AS c,
+                           sum(n) OVER (PARTITION BY b, region_id) AS t
+                    FROM pairs
+                )
+                SELECT b, region_id,
+                       min(k) FILTER (WHERE c >= {rank_sql("%(q50)s", "t")}),
+                       min(k) FILTER (WHERE c >= {rank_sql("%(q95)s", "t")})
+                FROM cum GROUP BY 1, 2
+                """,
+                params,
+            )
+            picks = {(b, rid): (k50, k95) for b, rid, k50, k95 in cur.fetchall()}
+    rows = []
+    for key, (samples, tps_sum, tps_count) in totals.items():
+        k50, k95 = picks.get(key, (None, None))
+        rows.append(
+            (
+                key[0],
+                key[1],
+                samples,
+                bucket_value(k50) if k50 is not None else None,
+                bucket_value(k95) if k95 is not None else None,
+                tps_sum / tps_count if tps_count else None,
+            )
+        )
+    return rows

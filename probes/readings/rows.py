@@ -1,0 +1,132 @@
+"""The typed results of readings: Reading (the merged statistics of one
+group) and the row shapes the facade returns. Rows are TypedDicts, i.e.
+plain dicts at run time: the API serialises them as they are."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TypedDict
+
+from probes.histogram import Histogram, exact_percentile
+from probes.metrics import BY_NAME, HISTOGRAM
+
+
+class Reading:
+    """Merged statistics of one group over a window: counts, a histogram per
+    histogram metric and, when the window was read from raw rows with
+    values kept, the raw values by column (for exact percentiles)."""
+
+    __slots__ = ("errors", "hists", "samples", "tps_count", "tps_sum", "values")
+
+    def __init__(self) -> None:
+        self.samples = 0
+        self.errors = 0
+        self.hists = {m.name: Histogram() for m in HISTOGRAM}
+        self.tps_sum = 0.0
+        self.tps_count = 0
+        self.values: dict[str, list[float]] = {}
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.samples if self.samples else None
+
+    @property
+    def tokens_per_s_mean(self) -> float | None:
+        return self.tps_sum / self.tps_count if self.tps_count else None
+
+    def percentile(self, metric: str, q: float) -> float | None:
+        """Exact nearest rank from the raw values when they were kept, else
+        from the histogram (see probes.readings); None without either."""
+        values = self.values.get(BY_NAME[metric].column)
+        if values:
+            return exact_percentile(values, q)
+        hist = self.hists.get(metric)
+        return hist.percentile(q) if hist is not None else None
+
+
+class RegionSummaryRow(TypedDict):
+    id: int
+    slug: str
+    name: str
+    city: str
+    country: str
+    lat: float
+    lon: float
+    samples: int
+    errors: int
+    error_rate: float | None
+    p50: float | None
+    p95: float | None
+    value: float | None
+    value_kind: str  # "percentile" | "mean"
+    connect_p50: float | None
+    floor_ms: float | None
+    tax_ms: float | None
+
+
+class TableRow(TypedDict):
+    region: str
+    region_slug: str
+    target: str
+    target_id: int
+    model: str
+    samples: int
+    errors: int
+    error_rate: float | None
+    p50: float | None
+    p95: float | None
+    value: float | None
+    value_kind: str
+
+
+class RankingRow(TypedDict, total=False):
+    rank: int
+    target_id: int
+    target: str
+    model: str
+    location_name: str
+    samples: int
+    errors: int
+    error_rate: float | None
+    p50: float | None
+    p95: float | None
+    value: float | None
+    value_kind: str
+
+
+class DistributionRow(TypedDict):
+    region: str
+    samples: int  # values of the metric, not measurements
+    p50: float | None
+    p95: float | None
+
+
+class PhaseRow(TypedDict):
+    region: str
+    region_name: str
+    samples: int
+    medians: dict[str, float | None]
+    segments: dict[str, float]
+
+
+class SeriesRow(TypedDict):
+    bucket_start: datetime
+    region: str
+    region_name: str
+    p50: float | None
+    p95: float | None
+    samples: int
+    mean: float | None
+
+
+class BucketRow(TypedDict):
+    """One regions.csv row: a time bucket x region x target."""
+
+    bucket_start: datetime
+    region_id: int
+    target_id: int
+    samples: int
+    errors: int
+    error_rate: float | None
+    # (metric, percentile label) -> value, for probes.metrics.REGION_CSV.
+    percentiles: dict[tuple[str, str], float | None]

@@ -1,0 +1,88 @@
+"""The time series: p50 and p95 of one metric per time bucket and region.
+
+Unlike the other figures it is planned per bucket (plan.series_plan): a
+bucket made of whole marked hours is merged from hourly rollups (nearest
+rank from the merged histogram, picked in SQL), any other from raw rows
+(exact nearest rank, in SQL), never a mix.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from probes.readings.cache import merge_cache
+from probes.readings.plan import bucket_size as _bucket_size
+from probes.readings.plan import coverage, reporting_reads, series_plan
+from probes.readings.raw import raw_series
+from probes.readings.rollup import rollup_series
+from probes.readings.rows import SeriesRow
+from probes.readings.selection import TPS, Selection
+from probes.readings.summaries import _regions, _scope
+from probes.rollups.periods import HOUR
+
+
+def bucket_size(f: Selection) -> timedelta:
+    """The time-series step of a selection (see plan.bucket_size)."""
+    return _bucket_size(f.window, f.since, f.until)
+
+
+def series(f: Selection) -> list[SeriesRow]:
+    """p50 and p95 of f.metric per time bucket and region (bucket_size(f)),
+    buckets with data only, by region slug then time.
+
+    Keys: bucket_start (aware UTC datetime, aligned to the bucket size, so
+    the first may start before f.since), region (slug), region_name, p50,
+    p95, samples, mean (tokens_per_s only, else None).
+
+    Raw-only windows, and buckets shorter than an hour, are grouped from raw
+    rows in SQL (exact nearest rank). Otherwise a bucket whose part inside
+    the window is made of whole marked hours is merged from hourly rollups,
+    and any other bucket (the partial first and last ones, or one holding an
+    hour not rolled up yet) is read from raw rows as a whole, so no bucket
+    ever mixes a histogram with raw values. Rolled-up buckets are kept in
+    probes.readings.cache under the fingerprint of their hours' marks.
+    tokens_per_s on such windows has means only (p50/p95 None)."""
+    size = bucket_size(f)
+    targets, regions = _scope(f)
+    found = []
+    with reporting_reads():
+        rolled: dict[datetime, list[datetime]] = {}
+        raw_intervals = [(f.since, f.until)]
+        if not f.raw_only and size % HOUR == timedelta(0):
+            plan = coverage(f.since, f.until, daily=False)
+            rolled, raw_intervals = series_plan(f.since, f.until, size, plan)
+        if raw_intervals:
+            found += raw_series(f.metric, size, raw_intervals, targets, regions, f.metric != TPS or f.raw_only)
+        if rolled:
+            scope = (f.metric, tuple(targets), tuple(regions), size)
+            keys = {start: ("series", scope, start, plan.fingerprint(hours)) for start, hours in rolled.items()}
+            missing = []
+            for start, key in keys.items():
+                cached = merge_cache.get(key)
+                if cached is None:
+                    missing.append(start)
+                else:
+                    found += cached
+            if missing:
+                computed = rollup_series(f.metric, size, [h for start in missing for h in rolled[start]], targets, regions)
+                by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
+                for row in computed:
+                    by_bucket[row[0]].append(row)
+                for start, rows in by_bucket.items():
+                    merge_cache.put(keys[start], rows, weight=1 + len(rows))
+                found += computed
+    info = _regions({row[1] for row in found})
+    rows = [
+        {
+            "bucket_start": b.astimezone(UTC),
+            "region": info[rid]["slug"],
+            "region_name": info[rid]["name"],
+            "p50": p50,
+            "p95": p95,
+            "samples": int(samples),
+            "mean": float(tps) if f.metric == TPS and tps is not None else None,
+        }
+        for b, rid, samples, p50, p95, tps in found
+    ]
+    rows.sort(key=lambda row: (row["region"], row["bucket_start"]))
+    return rows

@@ -1,0 +1,311 @@
+"""Figures over one window: per region (the map), per region x target (the
+table), per target from one region (the ranking), the phase breakdown and
+the distribution (histograms). One read_window each; see probes.readings for
+where the numbers come from and how exact they are.
+"""
+
+from __future__ import annotations
+
+from probes.geo import latency_tax_ms, path_floor_ms
+from probes.histogram import Histogram, histogram_of
+from probes.metrics import BY_NAME, PHASES
+from probes.models import Probe, Region, Target
+from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, RegionSummaryRow, TableRow
+from probes.readings.selection import TPS, BadParameter, Selection
+from probes.readings.window import read_window
+
+PHASE_METRICS = tuple(m.name for m in PHASES)
+SEGMENTS = ("dns", "connect", "tls", "server_wait", "first_token", "streaming")
+
+
+def _scope(f: Selection) -> tuple[list[int], list[int]]:
+    """Explicit id lists even for "all": with both leading columns bound the
+    (target, region, started_at) index is walked once per pair and never
+    scanned across a target's whole history."""
+    targets = f.target_ids or list(Target.objects.values_list("id", flat=True))
+    regions = f.region_ids or list(Region.objects.values_list("id", flat=True))
+    return targets, regions
+
+
+def _read(f: Selection, group_by: tuple[str, ...], *extra: str, target_ids=None, region_ids=None):
+    """Readings of f's window with histograms of f.metric and `extra`, and
+    on a raw window the raw values of all of them (exact percentiles)."""
+    if target_ids is None or region_ids is None:
+        targets, regions = _scope(f)
+        target_ids = targets if target_ids is None else target_ids
+        region_ids = regions if region_ids is None else region_ids
+    metrics = [] if f.metric == TPS else [f.metric]
+    metrics += [m for m in extra if m not in metrics]
+    # A raw window keeps the values, so its percentiles are exact.
+    kept = (*(BY_NAME[m].column for m in metrics), *((TPS,) if f.metric == TPS else ())) if f.raw_only else ()
+    return read_window(
+        f.since,
+        f.until,
+        group_by=group_by,
+        target_ids=target_ids,
+        region_ids=region_ids,
+        metrics=metrics,
+        rollups=not f.raw_only,
+        raw_values=kept,
+        cache=True,
+    )
+
+
+def _metric_stats(reading, f: Selection) -> tuple[float | None, float | None, float | None, str]:
+    """(p50, p95, value, value_kind) of the chosen metric in a reading."""
+    if f.metric == TPS and not f.raw_only:
+        # No histogram in the rollups: the mean of merged sums and counts.
+        return None, None, reading.tokens_per_s_mean, "mean"
+    p = reading.percentile
+    return p(f.metric, 0.5), p(f.metric, 0.95), p(f.metric, f.percentile), "percentile"
+
+
+def _regions(ids) -> dict[int, dict]:
+    return {
+        r["id"]: r
+        for r in Region.objects.filter(id__in=list(ids)).values(
+            "id", "slug", "name", "city", "country", "latitude", "longitude"
+        )
+    }
+
+
+def _targets(ids) -> dict[int, dict]:
+    return {
+        t["id"]: t
+        for t in Target.objects.filter(id__in=list(ids)).values(
+            "id", "name", "model", "location_name", "latitude", "longitude"
+        )
+    }
+
+
+def summary(f: Selection) -> list[RegionSummaryRow]:
+    """One row per region with data, plus the regions the selected targets'
+    enabled probes run from that have none (samples 0), by region name.
+
+    Keys: id, slug, name, city, country, lat, lon, samples, errors,
+    error_rate, p50, p95 (of f.metric), value (f.percentile of f.metric, or
+    the mean, see value_kind), value_kind ("percentile" | "mean"),
+    connect_p50, floor_ms (round-trip fiber floor to the target's hosting
+    location; only with exactly one target selected that has coordinates),
+    tax_ms (connect_p50 - floor_ms)."""
+    targets, regions = _scope(f)
+    readings = _read(f, ("region_id",), "connect", target_ids=targets, region_ids=regions)
+    readings = {key[0]: r for key, r in readings.items() if r.samples}
+    expected = set(
+        Probe.objects.filter(enabled=True, target_id__in=targets, regions__id__in=regions).values_list(
+            "regions__id", flat=True
+        )
+    )
+    info = _regions(set(readings) | expected)
+    target = None
+    if len(f.target_ids) == 1:
+        target = _targets(f.target_ids).get(f.target_ids[0])
+    rows = []
+    for region_id, region in info.items():
+        reading = readings.get(region_id)
+        floor = None
+        if target and target["latitude"] is not None and target["longitude"] is not None:
+            floor = path_floor_ms(region["latitude"], region["longitude"], target["latitude"], target["longitude"])
+        if reading is None:
+            p50 = p95 = value = connect = None
+            kind = "mean" if f.metric == TPS and not f.raw_only else "percentile"
+            samples = errors = 0
+            error_rate = None
+        else:
+            p50, p95, value, kind = _metric_stats(reading, f)
+            connect = reading.percentile("connect", 0.5)
+            samples, errors, error_rate = reading.samples, reading.errors, reading.error_rate
+        rows.append(
+            {
+                "id": region_id,
+                "slug": region["slug"],
+                "name": region["name"],
+                "city": region["city"],
+                "country": region["country"],
+                "lat": region["latitude"],
+                "lon": region["longitude"],
+                "samples": samples,
+                "errors": errors,
+                "error_rate": error_rate,
+                "p50": p50,
+                "p95": p95,
+                "value": value,
+                "value_kind": kind,
+                "connect_p50": connect,
+                "floor_ms": floor,
+                "tax_ms": latency_tax_ms(connect, floor) if floor is not None else None,
+            }
+        )
+    rows.sort(key=lambda row: (row["name"], row["slug"]))
+    return rows
+
+
+def distribution_rows(f: Selection) -> tuple[dict[str, Histogram], list[DistributionRow]]:
+    """distribution(f), and a row per region with its count and its p50 and
+    p95 by the one rule (exact on a raw window, where the drawn histogram
+    would only give its buckets' midpoints): the numbers the table shows."""
+    if f.metric == TPS and not f.raw_only:
+        return {}, []
+    readings = _read(f, ("region_id",))
+    hists, kept = {}, {}
+    for (region_id,), reading in readings.items():
+        hist = histogram_of(reading.values.get(TPS, ())) if f.metric == TPS else reading.hists[f.metric]
+        if hist.count:
+            hists[region_id], kept[region_id] = hist, reading
+    info = _regions(hists)
+    order = sorted(hists, key=lambda rid: (info[rid]["name"], info[rid]["slug"]))
+    rows = [
+        DistributionRow(
+            region=info[rid]["slug"],
+            samples=hists[rid].count,
+            p50=kept[rid].percentile(f.metric, 0.5),
+            p95=kept[rid].percentile(f.metric, 0.95),
+        )
+        for rid in order
+    ]
+    return {info[rid]["slug"]: hists[rid] for rid in order}, rows
+
+
+def distribution(f: Selection) -> dict[str, Histogram]:
+    """Region slug to the merged histogram of f.metric, for regions with at
+    least one value, in region-name order. tokens_per_s has histograms only
+    on raw-only windows (built from the raw values; the bucket layout does
+    not care about the unit); on longer windows the answer is {}."""
+    return distribution_rows(f)[0]
+
+
+def table(f: Selection) -> list[TableRow]:
+    """One row per (region, target) pair with data, by region then target name.
+
+    Keys: region (the region's name, for display), region_slug, target (its
+    name), target_id, model, samples, errors, error_rate, p50, p95 (of
+    f.metric), value, value_kind (as in region_summary)."""
+    readings = _read(f, ("region_id", "target_id"))
+    readings = {key: r for key, r in readings.items() if r.samples}
+    regions = _regions({rid for rid, _ in readings})
+    targets = _targets({tid for _, tid in readings})
+    rows = []
+    for (region_id, target_id), reading in readings.items():
+        p50, p95, value, kind = _metric_stats(reading, f)
+        region, target = regions[region_id], targets[target_id]
+        rows.append(
+            {
+                "region": region["name"],
+                "region_slug": region["slug"],
+                "target": target["name"],
+                "target_id": target_id,
+                "model": target["model"],
+                "samples": reading.samples,
+                "errors": reading.errors,
+                "error_rate": reading.error_rate,
+                "p50": p50,
+                "p95": p95,
+                "value": value,
+                "value_kind": kind,
+            }
+        )
+    rows.sort(key=lambda row: (row["region"], row["target"], row["target_id"]))
+    return rows
+
+
+def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
+    """Every target measured from one region in the window, best first:
+    ranked by p50 of f.metric (TTFT unless the filters choose another), lower
+    first, or higher first for tokens_per_s; rows without a value last.
+    f.target_ids and f.region_ids are ignored: the region is the page's own.
+
+    Keys: rank, target_id, target, model, location_name, samples, errors,
+    error_rate, p50, p95, value, value_kind."""
+    region_id = Region.objects.filter(slug=region_slug).values_list("id", flat=True).first()
+    if region_id is None:
+        raise BadParameter("region", f"unknown region {region_slug!r}")
+    targets = list(Target.objects.values_list("id", flat=True))
+    readings = _read(f, ("target_id",), target_ids=targets, region_ids=[region_id])
+    info = _targets(tid for (tid,), r in readings.items() if r.samples)
+    rows = []
+    for (target_id,), reading in readings.items():
+        if not reading.samples:
+            continue
+        p50, p95, value, kind = _metric_stats(reading, f)
+        target = info[target_id]
+        rows.append(
+            {
+                "target_id": target_id,
+                "target": target["name"],
+                "model": target["model"],
+                "location_name": target["location_name"],
+                "samples": reading.samples,
+                "errors": reading.errors,
+                "error_rate": reading.error_rate,
+                "p50": p50,
+                "p95": p95,
+                "value": value,
+                "value_kind": kind,
+            }
+        )
+    sign = -1 if f.metric == TPS else 1
+
+    def rank_key(row):
+        score = row["p50"] if row["p50"] is not None else (row["value"] if row["value_kind"] == "mean" else None)
+        return (score is None, sign * score if score is not None else 0, row["target"])
+
+    rows.sort(key=rank_key)
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    return rows
+
+
+def _segments(medians: dict[str, float | None]) -> dict[str, float]:
+    """Stack pieces from the phase medians. A missing median adds nothing
+    (a warm connection has no DNS, connect or TLS phase; a plain-HTTP target
+    no first token). These are differences of medians, not medians of
+    differences: they can come out negative (the median TTFB of a window
+    need not exceed its median DNS + connect + TLS), so each piece is
+    measured from the furthest point the stack has reached and clamped at
+    0. The stack then ends at the total median whenever that is the largest
+    milestone, as it is when every phase is present."""
+    reached = 0.0
+    pieces = {}
+    dns, connect, tls = (medians[m] or 0.0 for m in ("dns", "connect", "tls"))
+    milestones = [
+        ("dns", dns),
+        ("connect", dns + connect),
+        ("tls", dns + connect + tls),
+        ("server_wait", medians["ttfb"]),
+        ("first_token", medians["ttft"]),
+        ("streaming", medians["total"]),
+    ]
+    for name, point in milestones:
+        if point is None:
+            pieces[name] = 0.0
+            continue
+        pieces[name] = max(0.0, point - reached)
+        reached = max(reached, point)
+    return pieces
+
+
+def phases(f: Selection) -> list[PhaseRow]:
+    """Where the time of a call goes, per region with data, by region name.
+
+    Keys: region (slug), region_name, samples, medians {dns, connect, tls,
+    ttfb, ttft, total: ms or None}, segments {dns, connect, tls, server_wait,
+    first_token, streaming: ms, never negative}. server_wait = ttfb - (dns +
+    connect + tls), first_token = ttft - ttfb, streaming = total - ttft; see
+    _segments for missing medians and clamping."""
+    readings = _read(f, ("region_id",), *PHASE_METRICS)
+    readings = {key[0]: r for key, r in readings.items() if r.samples}
+    info = _regions(readings)
+    rows = []
+    for region_id, reading in readings.items():
+        medians = {m: reading.percentile(m, 0.5) for m in PHASE_METRICS}
+        rows.append(
+            {
+                "region": info[region_id]["slug"],
+                "region_name": info[region_id]["name"],
+                "samples": reading.samples,
+                "medians": medians,
+                "segments": _segments(medians),
+            }
+        )
+    rows.sort(key=lambda row: (row["region_name"], row["region"]))
+    return rows

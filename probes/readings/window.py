@@ -1,0 +1,97 @@
+"""read_window: merged statistics per group over a window, from the plan's
+daily rollups, hourly rollups and raw rows together; the one place the
+three sources meet.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+
+from probes.histogram import Histogram
+from probes.metrics import HISTOGRAM_NAMES, METRICS
+from probes.readings.cache import merge_cache
+from probes.readings.plan import Coverage, coverage, reporting_reads
+from probes.readings.raw import read_raw
+from probes.readings.rollup import rollup_counts
+from probes.readings.rows import Reading
+
+# Raw columns whose values a reading can keep as they are (exact statistics).
+RAW_VALUE_COLUMNS = tuple(m.column for m in METRICS if m.kind == "float")
+
+
+def read_window(
+    since: datetime,
+    until: datetime,
+    *,
+    group_by: tuple[str, ...] = ("region_id",),
+    target_ids: list[int] | None = None,
+    probe_ids: list[int] | None = None,
+    region_ids: list[int] | None = None,
+    metrics: Iterable[str] = HISTOGRAM_NAMES,
+    rollups: bool = True,
+    raw_values: Iterable[str] = (),
+    cache: bool = False,
+) -> dict[tuple, Reading]:
+    """Merged histograms per group over [since, until): daily rollups for the
+    complete days inside the window whose 24 hours are all marked, hourly
+    rollups for the other marked hours inside it, raw rows for the rest.
+
+    metrics: the histograms to fill (the others stay empty); asking for
+    fewer reads fewer columns. rollups=False reads raw rows only.
+    raw_values: columns of RAW_VALUE_COLUMNS whose raw values each Reading
+    keeps in .values, for exact statistics; only allowed with rollups=False,
+    since rollups keep no values.
+    cache: keep the merged rollup part in merge_cache and reuse it while
+    the rollups it came from are unchanged (raw rows are always read)."""
+    allowed = {"region_id", "target_id", "probe_id"}
+    if not set(group_by) <= allowed:
+        raise ValueError(f"group_by must use {sorted(allowed)}")
+    metrics = tuple(metrics)
+    if not set(metrics) <= set(HISTOGRAM_NAMES):
+        raise ValueError(f"metrics must be among {HISTOGRAM_NAMES}")
+    raw_values = tuple(raw_values)
+    if not set(raw_values) <= set(RAW_VALUE_COLUMNS):
+        raise ValueError(f"raw_values must be among {RAW_VALUE_COLUMNS}")
+    if raw_values and rollups:
+        raise ValueError("raw_values needs rollups=False: rollups keep histograms, not values")
+
+    narrow = {"target_id": target_ids, "probe_id": probe_ids, "region_id": region_ids}
+    out: dict[tuple, Reading] = defaultdict(Reading)
+    with reporting_reads():
+        plan = coverage(since, until, rollups=rollups)
+        # Days and loose hours are merged (and cached) apart: the hours at a
+        # sliding window's edges change every hour, the days once a day.
+        parts = [
+            Coverage(since=since, until=until, days=plan.days, built=plan.built),
+            Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
+        ]
+        for part in parts:
+            if not (part.days or part.hours):
+                continue
+            merged = key = None
+            if cache:
+                scope = tuple((name, tuple(values or ())) for name, values in narrow.items())
+                key = ("window", group_by, scope, metrics, tuple(part.days), tuple(part.hours), part.fingerprint())
+                merged = merge_cache.get(key)
+            if merged is None:
+                totals, buckets = rollup_counts(part, group_by, narrow, metrics)
+                merged = {
+                    group: (tuple(t), {m: Histogram(c) for m, c in buckets.get(group, {}).items()})
+                    for group, t in totals.items()
+                }
+                if key is not None:
+                    merge_cache.put(key, merged, weight=1 + sum(len(c) for b in buckets.values() for c in b.values()))
+            for group, ((samples, errors, tps_sum, tps_count), hists) in merged.items():
+                r = out[group]
+                r.samples += samples
+                r.errors += errors
+                r.tps_sum += tps_sum
+                r.tps_count += tps_count
+                for metric, hist in hists.items():
+                    # Into the reading's own histogram: the cached one is shared.
+                    r.hists[metric].merge(hist)
+        if plan.raw:
+            read_raw(out, plan.raw, group_by, narrow, metrics, raw_values)
+    return dict(out)

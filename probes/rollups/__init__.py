@@ -1,0 +1,30 @@
+"""Writing rollups: building (build.py), the advisory locks that keep them
+consistent with ingest (locks.py), retention (prune.py), and the UTC periods
+both writers and readers cut time into (periods.py).
+
+Reading them is probes.readings' job alone: this package knows how rollups
+are made, not how a figure is drawn from them.
+"""
+
+from probes.rollups.build import rebuild_day, rebuild_hour, rebuild_range, rollup_stale_hours
+from probes.rollups.locks import LockSpace, lock_day, lock_hours
+from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hour_runs, hours_between
+from probes.rollups.prune import prune_raw
+
+__all__ = [
+    "DAY",
+    "HOUR",
+    "LockSpace",
+    "ceil_hour",
+    "floor_day",
+    "floor_hour",
+    "hour_runs",
+    "hours_between",
+    "lock_day",
+    "lock_hours",
+    "prune_raw",
+    "rebuild_day",
+    "rebuild_hour",
+    "rebuild_range",
+    "rollup_stale_hours",
+]

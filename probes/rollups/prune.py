@@ -1,0 +1,64 @@
+"""Retention: raw rows older than LATENCY_RETENTION_DAYS are deleted once
+their hours are rolled up (so a reading of them stays complete), dead letters
+follow the same cut, and rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
+that is set.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from probes.rollups.build import rebuild_hour
+from probes.rollups.periods import DAY, floor_hour
+
+log = logging.getLogger(__name__)
+
+
+def prune_raw(now: datetime | None = None) -> int:
+    """Delete raw measurements older than the retention, in batches, after
+    making sure every hour being deleted is rolled up; dead letters follow
+    the same retention. Returns the number of measurements deleted."""
+    from probes.models import HourlyRollup, Measurement, RollupHour
+
+    now = now or datetime.now(UTC)
+    cutoff = floor_hour(now - timedelta(days=settings.LATENCY_RETENTION_DAYS))
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT DISTINCT date_trunc('hour', started_at) FROM {Measurement._meta.db_table} WHERE started_at < %s",
+            [cutoff],
+        )
+        raw_hours = {row[0] for row in cur.fetchall()}
+    marked = set(RollupHour.objects.filter(hour__in=raw_hours).values_list("hour", flat=True))
+    for hour in sorted(raw_hours - marked):
+        rebuild_hour(hour)
+    deleted = 0
+    table = Measurement._meta.db_table
+    while True:
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute(
+                f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE started_at < %s LIMIT %s)",
+                [cutoff, settings.LATENCY_PRUNE_BATCH],
+            )
+            n = cur.rowcount
+        deleted += n
+        if n < settings.LATENCY_PRUNE_BATCH:
+            break
+    from probes import deadletters
+
+    letters = deadletters.prune(cutoff)
+    if letters:
+        log.info("pruned %d dead letters received before %s", letters, cutoff.isoformat())
+    if settings.LATENCY_ROLLUP_RETENTION_DAYS:
+        from probes.models import DailyRollup
+
+        old = floor_hour(now - timedelta(days=settings.LATENCY_ROLLUP_RETENTION_DAYS))
+        HourlyRollup.objects.filter(hour__lt=old).delete()
+        RollupHour.objects.filter(hour__lt=old).delete()
+        # Only days wholly before the cut: the day straddling it loses some
+        # marks, so readers stop using its daily row anyway.
+        DailyRollup.objects.filter(day__lte=old - DAY).delete()
+    return deleted
