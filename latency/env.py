@@ -8,6 +8,7 @@ ImproperlyConfigured naming the variable and the value it could not read.
 from __future__ import annotations
 
 import os
+import socket
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -83,4 +84,30 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
         # Persistent connections: ingest and the dashboard query constantly.
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
+    }
+
+
+# channels_redis waits for a message with a blocking pop of 5 s, and redis-py
+# 8 gives every connection a 5 s socket timeout by default (7.x had none): the
+# read of an empty pop raced that timeout and raised TimeoutError after 5 s of
+# silence, closing every live dashboard socket with nothing new to show
+# (redis-py issue #4091). channels_redis is written for no socket timeout, so
+# that is restored; a dead broker connection is noticed by TCP keepalive
+# probes instead (about a minute), not by a read deadline.
+_KEEPALIVE = {
+    getattr(socket, name): value
+    for name, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3))
+    if hasattr(socket, name)
+}
+
+
+def channel_layer(redis_url: str, prefix: str) -> dict:
+    """The CHANNEL_LAYERS entry for a Redis URL (the site's, or a test's own)."""
+    host: dict = {"address": redis_url, "socket_timeout": None}
+    if not redis_url.startswith("unix://"):
+        # Keepalive applies to TCP connections only (redis-py refuses it for a unix socket).
+        host.update(socket_keepalive=True, socket_keepalive_options=_KEEPALIVE)
+    return {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [host], "prefix": prefix},
     }

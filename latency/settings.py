@@ -13,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from csp.constants import NONE, SELF
 
-from latency.env import database_from_url, env_bool, env_int, env_list, env_str
+from latency.env import channel_layer, database_from_url, env_bool, env_int, env_list, env_str
 from latency.proxy import parse_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -102,12 +102,7 @@ REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured(f"REDIS_URL must be a redis://, rediss:// or unix:// URL (got {REDIS_URL!r})")
 
-CHANNEL_LAYERS = {
-    "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("LATENCY_CHANNEL_PREFIX", "latency")},
-    }
-}
+CHANNEL_LAYERS = {"default": channel_layer(REDIS_URL, env_str("LATENCY_CHANNEL_PREFIX", "latency"))}
 
 # Celery. Region workers need only this broker URL (plus their region and the
 # providers' keys): they never open the database.

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from devtools.harness import CHROMIUM, UvicornServer, attach_recorder, launch_chromium
+from latency.env import channel_layer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -109,10 +110,7 @@ def asgi_server(transactional_db, test_redis_url, settings, tmp_path, request):
 
     prefix = channel_prefix()
     settings.CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [test_redis_url], "prefix": prefix},
-        }
+        "default": channel_layer(test_redis_url, prefix)
     }
     channel_layers.backends = {}
     env = {

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from devtools.mockllm import MockLLMServer, running_server
+from latency.env import channel_layer  # noqa: E402
 
 if TYPE_CHECKING:
     from tests.support import Proc
@@ -239,10 +240,7 @@ def pipeline(transactional_db, test_redis_url, tmp_path, settings, request):
     from channels.layers import channel_layers
 
     settings.CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [test_redis_url], "prefix": "latency-test"},
-        }
+        "default": channel_layer(test_redis_url, "latency-test")
     }
     channel_layers.backends = {}
     p = Pipeline(tmp_path, test_redis_url)

@@ -16,6 +16,7 @@ from django.test import Client
 from latency.asgi import application
 from latency.consumers import CLOSE_BAD_PARAMETER, CLOSE_LOGIN_REQUIRED
 from probes.live import broadcast
+from latency.env import channel_layer  # noqa: E402
 
 # Sessions are looked up from another thread (database_sync_to_async), so the
 # rows must be committed: hence transactional_db rather than db.
@@ -31,10 +32,7 @@ async def redis_channel_layer(settings, test_redis_url):
     # engineer's run on the same Redis) sends can reach these sockets.
     prefix = f"latency-ws-test-{uuid.uuid4().hex[:10]}"
     settings.CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [test_redis_url], "prefix": prefix},
-        }
+        "default": channel_layer(test_redis_url, prefix)
     }
     channel_layers.backends = {}
     yield
