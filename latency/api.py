@@ -18,11 +18,12 @@ from functools import wraps
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 
-from latency import charts, stats
+from latency import charts
 from latency.access import dashboard_api
 from latency.forms import DashboardFilterForm
 from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message
 from probes import readings
+from probes.readings.selection import UNITS, BadParameter, Selection
 from probes.models import Region, Target
 
 
@@ -63,14 +64,14 @@ def chart_endpoint(build):
     def view(request: HttpRequest):
         try:
             f = DashboardFilterForm(request.GET, now=timezone.now()).result()
-        except stats.BadParameter as exc:
+        except BadParameter as exc:
             return respond({"error": str(exc), "param": exc.param}, status=400)
         return respond(build(f))
 
     return view
 
 
-def _map_target(f: stats.Filters) -> dict | None:
+def _map_target(f: Selection) -> dict | None:
     """The one selected target's location for the map, when it has one."""
     if len(f.target_ids or ()) != 1:
         return None
@@ -87,7 +88,7 @@ def _map_target(f: stats.Filters) -> dict | None:
 
 
 @chart_endpoint
-def overview(f: stats.Filters) -> dict:
+def overview(f: Selection) -> dict:
     rows = readings.summary(f)
     samples = sum(row["samples"] for row in rows)
     figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label)
@@ -100,25 +101,25 @@ def overview(f: stats.Filters) -> dict:
 
 
 @chart_endpoint
-def histograms(f: stats.Filters) -> dict:
+def histograms(f: Selection) -> dict:
     hists, rows = readings.distribution_rows(f)
     return {"figure": charts.figure_json(charts.histogram_figure(hists, f.metric)), "rows": rows}
 
 
 @chart_endpoint
-def timeseries(f: stats.Filters) -> dict:
+def timeseries(f: Selection) -> dict:
     rows = readings.series(f)
     return {"figure": charts.figure_json(charts.timeseries_figure(rows, f.metric)), "rows": rows}
 
 
 @chart_endpoint
-def phases(f: stats.Filters) -> dict:
+def phases(f: Selection) -> dict:
     rows = readings.phases(f)
     return {"figure": charts.figure_json(charts.phases_figure(rows)), "rows": rows}
 
 
 @chart_endpoint
-def table(f: stats.Filters) -> dict:
+def table(f: Selection) -> dict:
     # A table has no figure; the key stays so every chart endpoint has one shape.
     return {"figure": None, "rows": readings.table(f)}
 
@@ -155,6 +156,6 @@ def meta(request: HttpRequest):
             "regions": regions,
             "windows": [value for value, _ in WINDOWS],
             "percentiles": PERCENTILES,
-            "metrics": [{"value": value, "label": label, "unit": stats.UNITS[value]} for value, label in METRICS],
+            "metrics": [{"value": value, "label": label, "unit": UNITS[value]} for value, label in METRICS],
         }
     )

@@ -180,7 +180,7 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
     target that has a location: a star there and a great-circle path to it
     from every region with data.
 
-    regions: stats.region_summary rows. target: {"name", "location_name",
+    regions: probes.readings.summary rows. target: {"name", "location_name",
     "lat", "lon"} or None. percentile_label: "p50" or 0.5."""
     pname = percentile_name(percentile_label)
     u = unit(metric)
@@ -334,7 +334,7 @@ def histogram_figure(
 ) -> go.Figure:
     """One overlaid bar trace per region: the distribution of the metric on
     a log axis, as the share of the region's samples (share=False: counts).
-    hists: stats.histograms (region slug to Histogram)."""
+    hists: probes.readings.distribution (region slug to Histogram)."""
     colors = colors or region_colors(hists)
     fig = go.Figure()
     for slug, hist in hists.items():
@@ -389,7 +389,7 @@ def timeseries_figure(rows: list[dict], metric: str, *, colors: dict[str, str] |
     """Per region a solid p50 line and a dashed p95 line in the same colour,
     grouped in the legend. For tokens_per_s over long windows (rows carry a
     mean but no percentiles) one solid mean line per region instead.
-    rows: stats.timeseries."""
+    rows: probes.readings.series."""
     by_region: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_region[row["region"]].append(row)
@@ -440,7 +440,7 @@ def timeseries_figure(rows: list[dict], metric: str, *, colors: dict[str, str] |
 
 def phases_figure(rows: list[dict]) -> go.Figure:
     """Horizontal stacked bars, one per region, of the six segments of a
-    call in fixed colours. rows: stats.phases."""
+    call in fixed colours. rows: probes.readings.phases."""
     names = [label_text(row.get("region_name") or row["region"]) for row in rows]
     fig = go.Figure()
     for segment, color in SEGMENT_COLORS.items():

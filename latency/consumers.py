@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from latency.access import can_read_dashboard
 from latency.forms import LiveFeedForm
-from latency.stats import BadParameter
+from probes.readings import BadParameter
 from probes.live import GLOBAL_GROUP, target_group
 
 # Close codes in the 4000-4999 range are ours to define. Sent before the

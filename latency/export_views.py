@@ -1,8 +1,8 @@
 """/export/*.csv: thin async views over the domain's CSV generators.
 
 Each view reads its filters through latency.forms.ExportFilterForm, hands
-them to a generator (probes.exports for measurements.csv,
-latency.export_regions for regions.csv) and streams what it yields within
+them to a generator (probes.exports.measurements or probes.exports.regions)
+and streams what it yields within
 the export slots' cap (probes.exports.responses). Who may export is
 latency.access's rule.
 
@@ -18,11 +18,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from latency.access import measurement_export
-from latency.export_regions import region_csv
 from latency.forms import ExportFilterForm
-from latency.stats import BadParameter
+from probes.readings import BadParameter
 from probes.exports import ExportFilters, filename
 from probes.exports.measurements import filtered_csv
+from probes.exports.regions import region_csv
 from probes.exports.responses import csv_response
 
 

@@ -16,28 +16,29 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 
-from latency import stats
 from latency.access import dashboard_page, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, RegionPageFilterForm
 from probes import deadletters, metrics, readings
+from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
+from probes.readings.selection import WINDOW_CHOICES, BadParameter, Selection
 from probes.models import Probe, Region, Target
 
-# Display names; the valid values themselves are latency.stats' to decide.
+# Display names; the valid values themselves are probes.readings' to decide.
 WINDOW_LABELS = {"15m": "15 min", "1h": "1 h", "24h": "24 h", "7d": "7 days", "30d": "30 days", "custom": "custom"}
-WINDOWS = [(value, WINDOW_LABELS.get(value, value)) for value in stats.WINDOW_CHOICES]
-PERCENTILES = list(stats.PERCENTILES)
+WINDOWS = [(value, WINDOW_LABELS.get(value, value)) for value in WINDOW_CHOICES]
+PERCENTILES = list(PERCENTILES_BY_LABEL)
 METRIC_LABELS = {m.name: m.label for m in metrics.SELECTABLE}
 METRICS = [(m.name, m.label) for m in metrics.SELECTABLE]
 RECENT_LIMIT = 50
 
 
-def window_phrase(f: stats.Filters) -> str:
+def window_phrase(f: Selection) -> str:
     if f.window == "custom":
         return f"between {f.since:%Y-%m-%d %H:%M} and {f.until:%Y-%m-%d %H:%M} UTC"
     return f"in the last {WINDOW_LABELS.get(f.window, f.window)}"
 
 
-def empty_window_message(f: stats.Filters) -> str:
+def empty_window_message(f: Selection) -> str:
     """What to say, and what to do, when the selection has no measurements."""
     if f.target_ids:
         names = list(Target.objects.filter(id__in=f.target_ids).order_by("name").values_list("name", flat=True))
@@ -53,7 +54,7 @@ def empty_window_message(f: stats.Filters) -> str:
     )
 
 
-def _dashboard_config(f: stats.Filters | None) -> dict:
+def _dashboard_config(f: Selection | None) -> dict:
     """Everything dashboard.js needs from the server, as one JSON blob."""
     return {
         "api": {
@@ -90,11 +91,11 @@ def export_query(selected: dict) -> str:
     return query.urlencode()
 
 
-def _filters(form: DashboardFilterForm) -> tuple[stats.Filters | None, dict | None]:
+def _filters(form: DashboardFilterForm) -> tuple[Selection | None, dict | None]:
     """(filters, None), or (None, the error the page shows) for a bad parameter."""
     try:
         return form.result(), None
-    except stats.BadParameter as exc:
+    except BadParameter as exc:
         return None, {"message": str(exc), "param": exc.param}
 
 

@@ -9,11 +9,9 @@ two can never drift apart in columns, quoting or neutralisation.
 - csvsafe: the formula neutralisation (OWASP's leading quote), in Python and in SQL;
 - pgcopy: COPY (query) TO STDOUT on a connection of its own, in blocks;
 - measurements: measurements.csv, by filters or by an admin selection;
+- regions: regions.csv, read through probes.readings (the dashboard's own
+  numbers) and only laid out here;
 - responses: the streaming response holding one of a bounded number of slots.
-
-regions.csv is read through the rollups with the dashboard's percentiles and
-lives with the site's reading code (latency.export_regions); it builds on the
-helpers here.
 """
 
 from __future__ import annotations
