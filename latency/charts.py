@@ -168,7 +168,9 @@ def _region_hover(row: dict, metric: str, pname: str) -> str:
     lines.append(f"samples: {row.get('samples', 0)}")
     lines.append(f"error rate: {_percent(row.get('error_rate'))}")
     floor = row.get("floor_ms")
-    lines.append(f"physical floor (fiber, round trip): {_fmt(floor) if floor is not None else 'n/a (one target with a location)'}")
+    lines.append(
+        f"physical floor (fiber, round trip): {_fmt(floor) if floor is not None else 'n/a (one target with a location)'}"
+    )
     lines.append(f"measured connect p50: {_fmt(row.get('connect_p50'))}")
     lines.append(f"latency tax: {_fmt(row.get('tax_ms')) if row.get('tax_ms') is not None else 'n/a'}")
     return "<br>".join(lines)

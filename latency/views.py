@@ -48,8 +48,7 @@ def empty_window_message(f: stats.Filters) -> str:
         places = Region.objects.filter(id__in=f.region_ids).order_by("name").values_list("name", flat=True)
         subject += " from " + ", ".join(places)
     return (
-        f"No measurements {window_phrase(f)} for {subject} — widen the window or check that region "
-        "workers are running."
+        f"No measurements {window_phrase(f)} for {subject} — widen the window or check that region workers are running."
     )
 
 

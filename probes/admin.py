@@ -220,7 +220,6 @@ class HourlyRollupAdmin(admin.ModelAdmin):
         return False
 
 
-
 @admin.register(DailyRollup)
 class DailyRollupAdmin(HourlyRollupAdmin):
     """Whole days merged from hourly rollups, for long dashboard windows."""
@@ -228,6 +227,7 @@ class DailyRollupAdmin(HourlyRollupAdmin):
     list_display = ("day", "probe", "region", "samples", "errors", "ttft_p50", "ttft_p95", "tokens_per_s")
     date_hierarchy = "day"
     ordering = ("-day",)
+
 
 @admin.register(RollupHour)
 class RollupHourAdmin(admin.ModelAdmin):

@@ -151,7 +151,10 @@ def reject_message(value: Any, *, source: str, reason: str, keep: bool, raw: boo
             connection.close()
             log.error(
                 "could not keep a rejected message from %s as a dead letter (%s): %s; message: %s",
-                source, str(exc).strip()[:200], reason, preview(value),
+                source,
+                str(exc).strip()[:200],
+                reason,
+                preview(value),
             )
             return
         log.warning("rejected a message from %s (kept as a dead letter): %s", source, reason)

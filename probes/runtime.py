@@ -157,7 +157,7 @@ class ResultBatcher:
                 batch, self._items = self._items[: self._max_items], self._items[self._max_items :]
             try:
                 self._publish([payload for payload, _, _ in batch])
-            except Exception as exc:  # noqa: BLE001 - handed to each waiting run, which fails (and is redelivered)
+            except Exception as exc:
                 for _, _, box in batch:
                     box["error"] = exc
             for _, done, _ in batch:

@@ -8,15 +8,15 @@ in flight; `measure_sync` wraps it for callers without an event loop.
 from __future__ import annotations
 
 import asyncio
+import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first use)
 import os
 import ssl
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
-import anyio._backends._asyncio  # noqa: F401  (loaded lazily on first use otherwise)
+import anyio._backends._asyncio
 import anyio.streams.tls  # noqa: F401
-import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first use)
 import httpcore
 import httpx
 
@@ -120,8 +120,16 @@ class Engine:
                 response = await client.head(spec.url, headers={"user-agent": "latency-atlas-probe/0.1"})
                 await response.aclose()
             return True
-        except (TimeoutError, httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError, OSError, ssl.SSLError,
-                ConfigProblem, UnicodeError):
+        except (
+            TimeoutError,
+            httpx.HTTPError,
+            httpcore.NetworkError,
+            httpcore.ProtocolError,
+            OSError,
+            ssl.SSLError,
+            ConfigProblem,
+            UnicodeError,
+        ):
             # measure() reports what went wrong; a warm-up only says it failed.
             return False
         finally:

@@ -58,6 +58,7 @@ async def _sleep_ns(ns: int) -> None:
     while (left := end - now_ns()) > 0:
         await asyncio.sleep(left / 1e9)
 
+
 # The timeline of the call running in this task. A context variable (not an
 # attribute of the backend) because a warm pool's connections outlive calls.
 current: contextvars.ContextVar[Timeline | None] = contextvars.ContextVar("latency_timeline", default=None)

@@ -24,8 +24,17 @@ HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 # Content-Length or a Host of our own would make the request malformed or
 # send it somewhere other than the URL says.
 RESERVED_HEADERS = frozenset(
-    {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade",
-     "proxy-connection"}
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-connection",
+    }
 )
 # An ASCII DNS label as resolvers accept it: letters, digits, hyphens inside;
 # underscores too, as container and service names use them.

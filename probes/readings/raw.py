@@ -75,7 +75,9 @@ def raw_series(metric: str, size: timedelta, intervals, targets, regions, percen
     ranges = ranges_sql("started_at", intervals, params, "r")
     if percentiles:
         picks = f"vals[{rank_sql('%(q50)s', 'n')}], vals[{rank_sql('%(q95)s', 'n')}]"
-        values = f"count({column}) AS n, array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,"
+        values = (
+            f"count({column}) AS n, array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,"
+        )
     else:
         picks = "NULL::float8, NULL::float8"
         values = ""
@@ -128,9 +130,9 @@ def bucket_select(
         col = sql.Identifier(metric.column)
         n, vals = sql.Identifier(f"{metric.name}_n"), sql.Identifier(f"{metric.name}_v")
         aggregates.append(
-            sql.SQL("count(m.{c}) AS {n}, array_agg(m.{c} ORDER BY m.{c}) FILTER (WHERE m.{c} IS NOT NULL) AS {v}").format(
-                c=col, n=n, v=vals
-            )
+            sql.SQL(
+                "count(m.{c}) AS {n}, array_agg(m.{c} ORDER BY m.{c}) FILTER (WHERE m.{c} IS NOT NULL) AS {v}"
+            ).format(c=col, n=n, v=vals)
         )
         for q in PERCENTILES.values():
             rank = rank_sql("{q}", "g.{n}")  # placeholders of the sql.SQL template

@@ -64,7 +64,9 @@ def series(f: Selection) -> list[SeriesRow]:
                 else:
                     found += cached
             if missing:
-                computed = rollup_series(f.metric, size, [h for start in missing for h in rolled[start]], targets, regions)
+                computed = rollup_series(
+                    f.metric, size, [h for start in missing for h in rolled[start]], targets, regions
+                )
                 by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
                 for row in computed:
                     by_bucket[row[0]].append(row)

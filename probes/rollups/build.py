@@ -23,7 +23,6 @@ from probes.metrics import HISTOGRAM, HISTOGRAM_NAMES
 from probes.rollups.locks import lock_day, lock_hours
 from probes.rollups.periods import DAY, HOUR, floor_day, floor_hour, hours_between
 
-
 _DAILY_JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
 
 

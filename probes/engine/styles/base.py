@@ -111,8 +111,12 @@ class Style:
         return None
 
     def base_headers(self, spec) -> dict[str, str]:
-        return {"accept": "text/event-stream", "content-type": "application/json", "user-agent": USER_AGENT,
-                "accept-encoding": IDENTITY}
+        return {
+            "accept": "text/event-stream",
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+            "accept-encoding": IDENTITY,
+        }
 
 
 USER_AGENT = "latency-atlas-probe/0.1"

@@ -54,4 +54,3 @@ class OpenAIChat(Style):
             elif delta.get("tool_calls"):
                 # Tool-call arguments are generated tokens, but not visible text.
                 state.token(event.at_ns, answer=False)
-
