@@ -182,7 +182,7 @@ def pair_rows(regions, probes) -> list[tuple]:
     from probes.geo import path_floor_ms
 
     rows = []
-    for probe, spec in zip(probes, TARGETS):
+    for probe, spec in zip(probes, TARGETS, strict=True):
         _name, _style, tlat, tlon, _where, proc, sigma, tps, think, connection = spec
         for region in regions:
             floor = path_floor_ms(region.latitude, region.longitude, tlat, tlon)
@@ -408,7 +408,8 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
         due = int((now - start).total_seconds() // step) + 1
         if due > loaded:
             log(
-                f"dashboard bench: reusing the data; appending {(due - loaded) * len(pairs):,} measurements due since the last run"
+                f"dashboard bench: reusing the data; appending {(due - loaded) * len(pairs):,} measurements"
+                " due since the last run"
             )
             t = time.perf_counter()
             load(conn, pairs, start, step, loaded, due - 1, "top-up")
@@ -643,7 +644,8 @@ def report(results: list[dict], live: dict | None, timings: dict, data: dict, ar
         missed += not ok
         print(
             f"{'live #live-count':<16} {'':>6} {'':>6} {live['median_ms']:8.1f} {'':>8} {live['max_ms']:8.1f} {'':>9}  "
-            f"{'PASS' if ok else 'MISS'} median <= {GOAL_LIVE_MS:.0f} (commit -> frame, {len(live['delays_ms'])} samples)"
+            f"{'PASS' if ok else 'MISS'} median <= {GOAL_LIVE_MS:.0f}"
+            f" (commit -> frame, {len(live['delays_ms'])} samples)"
         )
     print()
     print("result:", "all goals met" if not missed else f"{missed} goal(s) missed")

@@ -203,7 +203,8 @@ def main() -> int:
     print(f"  psql \\copy          : {theirs:>12,.0f} rows/s")
     print(f"  ratio              : {ratio:.2f}x  {'PASS' if ratio >= GOAL_RATIO else 'MISS'} (goal >= {GOAL_RATIO}x)")
     print(
-        f"  server peak RSS    : {peak:.1f} MB  {'PASS' if peak < GOAL_PEAK_MB else 'MISS'} (goal < {GOAL_PEAK_MB:.0f} MB)"
+        f"  server peak RSS    : {peak:.1f} MB  {'PASS' if peak < GOAL_PEAK_MB else 'MISS'}"
+        f" (goal < {GOAL_PEAK_MB:.0f} MB)"
     )
     return 0
 

@@ -318,11 +318,10 @@ def copy_rows(conn, table: str, data: bytes) -> float:
     conn.autocommit = False
     try:
         t0 = time.perf_counter()
-        with conn.cursor() as cur:
-            with cur.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)") as cp:
-                view = memoryview(data)
-                for i in range(0, len(data), 1 << 20):
-                    cp.write(view[i : i + (1 << 20)])
+        with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)") as cp:
+            view = memoryview(data)
+            for i in range(0, len(data), 1 << 20):
+                cp.write(view[i : i + (1 << 20)])
         conn.commit()
         return time.perf_counter() - t0
     finally:
@@ -415,7 +414,8 @@ def run_ingest(env: dict[str, str], conn, redis_client, payloads: list[dict], ti
     if queued != messages:
         raise BenchError(f"published {messages} messages but the ingest queue holds {queued}")
     log(
-        f"  published {n} measurements in {messages} messages ({PER_MESSAGE} each) in {publish_s:.2f} s ({n / publish_s:,.0f}/s); starting the worker"
+        f"  published {n} measurements in {messages} messages ({PER_MESSAGE} each) in {publish_s:.2f} s"
+        f" ({n / publish_s:,.0f}/s); starting the worker"
     )
 
     cpu0, ticks0 = cpu_by_process(), machine_ticks()
@@ -452,7 +452,8 @@ def run_ingest(env: dict[str, str], conn, redis_client, payloads: list[dict], ti
         worker.stop()
     first_batch = conn.execute("SELECT extract(epoch FROM min(ingested_at)) FROM probes_measurement").fetchone()[0]
     batches = conn.execute(
-        "SELECT count(*), avg(c), min(c), max(c) FROM (SELECT count(*) AS c FROM probes_measurement GROUP BY ingested_at) b"
+        "SELECT count(*), avg(c), min(c), max(c)"
+        " FROM (SELECT count(*) AS c FROM probes_measurement GROUP BY ingested_at) b"
     ).fetchone()
     text = worker.log_text()
     out = {
@@ -533,7 +534,7 @@ def verify(conn, payloads: list[dict], seed: int) -> dict:
         if row is None:
             problems.append(f"sample slot missing: {p['probe_id']}/{p['region_id']}/{p['scheduled_for']}")
             continue
-        got = dict(zip(fields, row))
+        got = dict(zip(fields, row, strict=True))
         res = p["result"]
         want = {
             "probe_id": p["probe_id"],
@@ -712,7 +713,8 @@ def report(args, machine: dict, env: dict, runs: list[dict], summary: dict, prof
         print(
             f"       CPU from worker start to the last row: worker {c['worker_cpu_s']:.1f} s "
             f"({c['worker_cores']:.2f} of a core, {1000 * c['worker_cpu_s'] / args.count:.2f} ms per measurement), "
-            f"Postgres {c['postgres_cpu_s']:.1f} s, Redis {c['redis_cpu_s']:.1f} s, this bench {c['bench_cpu_s']:.1f} s, "
+            f"Postgres {c['postgres_cpu_s']:.1f} s, Redis {c['redis_cpu_s']:.1f} s,"
+            f" this bench {c['bench_cpu_s']:.1f} s, "
             f"other {c['other_cpu_s']:.1f} s; machine {c['machine_busy_pct']:.0f}% busy"
         )
         for problem in ver["problems"]:

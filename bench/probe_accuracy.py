@@ -285,7 +285,7 @@ def curl_call(curl: str, server: MockServer, url: str, body: str) -> dict:
     if server.ca_path:
         cmd[1:1] = ["--cacert", server.ca_path]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"ok": False, "error": f"curl: {exc}"}
     try:
@@ -502,10 +502,11 @@ def main() -> int:
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     try:
-        version = subprocess.run([args.curl, "--version"], capture_output=True, text=True, timeout=10)
+        version = subprocess.run([args.curl, "--version"], check=False, capture_output=True, text=True, timeout=10)
         curl_version = version.stdout.split("\n")[0].split(" (")[0]
         probe = subprocess.run(
             [args.curl, "-s", "-o", "/dev/null", "-w", "%{json}", "file:///dev/null"],
+            check=False,
             capture_output=True,
             text=True,
             timeout=10,

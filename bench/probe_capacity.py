@@ -43,6 +43,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(BENCH))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 
+import contextlib  # noqa: E402
+
 import httpx  # noqa: E402
 from probe_accuracy import BenchError, MockServer, log, machine_context, percentile  # noqa: E402
 
@@ -104,10 +106,8 @@ class LoopLag:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
 
 
 async def fetch_logs(servers: list[MockServer], wanted: list[tuple[int, str]]) -> dict[str, dict]:
@@ -161,10 +161,11 @@ async def run_round(engine: Engine, servers: list[MockServer], level: int, timeo
     wall = time.perf_counter() - wall0
     client_cpu = time.process_time() - cpu0
     server_cpu = [
-        None if a is None or b is None else b - a for a, b in zip(server_cpu0, (process_cpu_s(s.pid) for s in servers))
+        None if a is None or b is None else b - a
+        for a, b in zip(server_cpu0, (process_cpu_s(s.pid) for s in servers), strict=True)
     ]
 
-    ok = [(index, rid, m) for (index, rid, _), m in zip(jobs, measurements) if m.outcome == "ok"]
+    ok = [(index, rid, m) for (index, rid, _), m in zip(jobs, measurements, strict=True) if m.outcome == "ok"]
     records = await fetch_logs(servers, [(index, rid) for index, rid, _ in ok])
     out = {
         "outcomes": Counter(m.outcome for m in measurements),

@@ -13,6 +13,7 @@ child asks the kernel to signal it if we die, so not even a SIGKILL of this proc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import signal
@@ -311,26 +312,20 @@ class Demo:
         started = time.monotonic()
         running = [(n, p) for n, p, _ in self.children if p.poll() is None]
         for _, popen in running:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(popen.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + STOP_GRACE_S
         for name, popen in running:
             try:
                 popen.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 self.say("..", f"{name} did not stop in {STOP_GRACE_S} s: killing it")
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(popen.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 popen.wait(timeout=10)
             # Also reap anything the child left in its process group.
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(popen.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if running:
             self.say("ok", f"stopped {len(running)} processes ({time.monotonic() - started:.1f} s)")
         if self.services is not None:

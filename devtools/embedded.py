@@ -248,7 +248,7 @@ def _package_dir(module: str, dist: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedError(f"the {dist} package is not installed (make install, or pip install -e .)")
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 # --- PostgreSQL --------------------------------------------------------------
@@ -369,6 +369,7 @@ class EmbeddedPostgres:
                         "--encoding=UTF8",
                         "--no-instructions",
                     ],
+                    check=False,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     preexec_fn=child_preexec(signal.SIGKILL, uid, gid),

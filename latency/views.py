@@ -103,9 +103,8 @@ def overview(request: HttpRequest) -> HttpResponse:
     f, error = _filters(form)
     no_probes = not Probe.objects.exists()
     empty_message = ""
-    if f is not None and not no_probes:
-        if not any(row["samples"] for row in readings.summary(f)):
-            empty_message = empty_window_message(f)
+    if f is not None and not no_probes and not any(row["samples"] for row in readings.summary(f)):
+        empty_message = empty_window_message(f)
     context = {
         "no_probes": no_probes,
         "error": error,

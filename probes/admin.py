@@ -276,10 +276,7 @@ class DeadLetterAdmin(admin.ModelAdmin):
 
     @admin.display(description="as received")
     def received(self, obj: DeadLetter):
-        if obj.payload is not None:
-            text = json.dumps(obj.payload, indent=2, ensure_ascii=False)
-        else:
-            text = obj.payload_text
+        text = json.dumps(obj.payload, indent=2, ensure_ascii=False) if obj.payload is not None else obj.payload_text
         return format_html('<pre class="dead-letter">{}</pre>', text)
 
     def has_add_permission(self, request) -> bool:

@@ -44,10 +44,7 @@ def as_stored(value: Any, *, raw: bool = False) -> tuple[Any, str]:
     unpaired surrogates). The text is ASCII, so PostgreSQL always takes it.
     """
     if raw or isinstance(value, (bytes, bytearray, memoryview)):
-        if isinstance(value, str):
-            data = value.encode("utf-8", "surrogatepass")
-        else:
-            data = bytes(value)
+        data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
         return None, data.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)

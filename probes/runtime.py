@@ -168,7 +168,7 @@ _batcher: ResultBatcher | None = None
 
 
 def result_batcher(publish) -> ResultBatcher:
-    global _batcher
+    global _batcher  # noqa: PLW0603 -- one batcher per worker process, by design
     with _lock:
         if _batcher is None:
             _batcher = ResultBatcher(publish)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http
+import itertools
 import json
 import logging
 import os
@@ -76,7 +77,7 @@ def _split_points(data: bytes) -> list[bytes]:
         if data[i - 1] >= 0xC0 or (data[i - 1] == 0x0D and data[i] == 0x0A):
             cuts.add(i)
     edges = [0, *sorted(c for c in cuts if 0 < c < len(data)), len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:])]
+    return [data[a:b] for a, b in itertools.pairwise(edges)]
 
 
 class _BadRequest(Exception):

@@ -8,7 +8,9 @@ in flight; `measure_sync` wraps it for callers without an event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first use)
+import itertools
 import os
 import ssl
 from datetime import UTC, datetime
@@ -146,16 +148,14 @@ _process_warmed = False
 
 def _warm_up_process() -> None:
     """Pay one-time lazy costs (NSS modules behind getaddrinfo) up front."""
-    global _process_warmed
+    global _process_warmed  # noqa: PLW0603 -- once per process, by design
     if _process_warmed:
         return
     _process_warmed = True
     import socket
 
-    try:
+    with contextlib.suppress(OSError):
         socket.getaddrinfo("localhost", 80, type=socket.SOCK_STREAM)
-    except OSError:
-        pass
 
 
 async def measure(spec: ProbeSpec, engine: Engine | None = None) -> Measurement:
@@ -490,7 +490,7 @@ def _fill(result: Measurement, tl: Timeline, state: StreamState, received: int, 
     if result.output_tokens and result.output_tokens > 1 and len(times) >= 2 and times[-1] > times[0]:
         result.tokens_per_s = round((result.output_tokens - 1) / ((times[-1] - times[0]) / 1e9), 3)
     if len(times) >= 2:
-        gaps = sorted((b - a) / 1e6 for a, b in zip(times, times[1:]))
+        gaps = sorted((b - a) / 1e6 for a, b in itertools.pairwise(times))
         result.itl_p50_ms = round(_percentile(gaps, 0.50), 3)
         result.itl_p95_ms = round(_percentile(gaps, 0.95), 3)
         result.itl_max_ms = round(gaps[-1], 3)

@@ -155,7 +155,7 @@ def read_credentials(api_key_env: str, headers: dict[str, str], creds: Credentia
             raise ConfigProblem("headers", problem)
         bad_var: list[str] = []
 
-        def expand(m: re.Match, name: str = name) -> str:
+        def expand(m: re.Match, name: str = name, bad_var: list[str] = bad_var) -> str:
             val = _env(m.group(1), creds)
             if val is None:
                 creds.unset.append(f"{m.group(1)} (header {name})")

@@ -37,7 +37,7 @@ def _check_recent(target_id: int, limit: int) -> None:
 
 
 def _recent_rows(records) -> list[dict]:
-    rows = [dict(zip(("region_id", *RECENT_FIELDS), rec)) for rec in records]
+    rows = [dict(zip(("region_id", *RECENT_FIELDS), rec, strict=True)) for rec in records]
     regions = _regions({row["region_id"] for row in rows})
     for row in rows:
         region = regions[row.pop("region_id")]

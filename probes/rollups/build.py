@@ -121,7 +121,7 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
             if tps is not None:
                 g["tps_sum"] += tps
                 g["tps_count"] += 1
-            for metric, value in zip(HISTOGRAM_NAMES, values):
+            for metric, value in zip(HISTOGRAM_NAMES, values, strict=True):
                 if value is not None:
                     g["hists"][metric].add(value)
         if not groups:

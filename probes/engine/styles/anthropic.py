@@ -38,7 +38,9 @@ class AnthropicMessages(Style):
             dtype = delta.get("type")
             if dtype == "text_delta" and delta.get("text"):
                 state.token(event.at_ns, answer=True)
-            elif (dtype == "thinking_delta" and delta.get("thinking")) or (dtype == "input_json_delta" and delta.get("partial_json")):
+            elif (dtype == "thinking_delta" and delta.get("thinking")) or (
+                dtype == "input_json_delta" and delta.get("partial_json")
+            ):
                 state.token(event.at_ns, answer=False)
             # signature_delta carries no generated token.
         elif kind == "message_delta":
