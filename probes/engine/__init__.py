@@ -13,6 +13,7 @@ import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first 
 import itertools
 import os
 import ssl
+import typing
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
@@ -44,7 +45,7 @@ from probes.engine.result import (
 )
 from probes.engine.sse import SSEComment, SSEParser
 from probes.engine.styles import STYLES
-from probes.engine.styles.base import ProtocolError, StreamState, error_details
+from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details
 from probes.engine.transport import TimedTransport
 
 __all__ = ["Engine", "Measurement", "ProbeSpec", "measure", "measure_sync"]
@@ -337,7 +338,9 @@ def _with_unset(message: str, creds: Credentials, redact: Redactor) -> str:
     return redact(message, MAX_ERROR - len(note)) + note
 
 
-async def _build(engine: Engine, spec: ProbeSpec, style, creds: Credentials):
+async def _build(
+    engine: Engine, spec: ProbeSpec, style: Style, creds: Credentials
+) -> tuple[httpx.AsyncClient, bool, RequestPlan, httpx.Request]:
     """(client, owned, plan, request), or ConfigProblem: everything that can
     be wrong with the configuration shows here, before the clock starts."""
     try:
@@ -401,7 +404,7 @@ def _error_from_body(body: bytes) -> tuple[str | None, str | None]:
     return error_details(payload)
 
 
-def _body_chunks(response: httpx.Response):
+def _body_chunks(response: httpx.Response) -> typing.AsyncIterator[bytes]:
     """The body as it arrives: raw, unless the server compressed it although
     we asked for identity. Then httpx decodes each raw chunk as it is read,
     so decoded bytes still carry the stamp (tl.last_read) of the raw read that
@@ -436,7 +439,7 @@ async def _read_capped(response: httpx.Response, cap: int, tl: Timeline, *, trun
     return b"".join(parts)
 
 
-async def _read_stream(response: httpx.Response, style, state: StreamState, cap: int, tl: Timeline) -> int:
+async def _read_stream(response: httpx.Response, style: Style, state: StreamState, cap: int, tl: Timeline) -> int:
     parser = SSEParser()
     size = 0
     async for chunk in _body_chunks(response):
@@ -461,7 +464,15 @@ async def _read_stream(response: httpx.Response, style, state: StreamState, cap:
     return size
 
 
-def _fill(result: Measurement, tl: Timeline, state: StreamState, received: int, spec, style_name, response) -> None:
+def _fill(
+    result: Measurement,
+    tl: Timeline,
+    state: StreamState,
+    received: int,
+    spec: ProbeSpec,
+    style_name: str,
+    response: httpx.Response | None,
+) -> None:
     t0 = tl.start_ns
     result.dns_ms = _ms(tl.dns_start, tl.dns_end)
     result.connect_ms = _ms(tl.connect_start, tl.connect_end)

@@ -70,11 +70,11 @@ def series(f: Selection) -> list[SeriesRow]:
                 by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
                 for row in computed:
                     by_bucket[row[0]].append(row)
-                for start, rows in by_bucket.items():
-                    merge_cache.put(keys[start], rows, weight=1 + len(rows))
+                for start, bucket in by_bucket.items():
+                    merge_cache.put(keys[start], bucket, weight=1 + len(bucket))
                 found += computed
     info = _regions({row[1] for row in found})
-    rows = [
+    rows: list[SeriesRow] = [
         {
             "bucket_start": b.astimezone(UTC),
             "region": info[rid]["slug"],
