@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install migrate bench clean
+.PHONY: demo test check install migrate bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -29,8 +29,14 @@ demo: $(STAMP)
 # The suite runs on embedded PostgreSQL and Redis in a temporary folder, unless servers are named
 # for it in LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL (it creates and drops databases and
 # flushes its Redis database there). DATABASE_URL / REDIS_URL are never used by the tests.
-test: $(STAMP)
+test: check
 	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Lint, format and type check (configured in pyproject.toml); `make test` runs it first.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe_accuracy.py

@@ -76,8 +76,6 @@ TARGETS = [
 ]
 
 
-
-
 def log(*parts: object) -> None:
     print(*parts, file=sys.stderr, flush=True)
 
@@ -90,16 +88,25 @@ def bench_env(db_name: str) -> dict[str, str]:
         raise BenchError(f"refusing database {db_name!r}: the bench must not touch the dev or test databases")
     if urlsplit(os.environ.get("REDIS_URL") or "redis://").scheme == "unix":
         raise BenchError("the dashboard bench needs a redis:// URL in REDIS_URL")
-    return harness.bench_env(db_name, channel_prefix=CHANNEL_PREFIX, redis_db=BENCH_REDIS_DB,
-                             extra={"LATENCY_PUBLIC_DASHBOARD": "false", "DEBUG": "false"})
+    return harness.bench_env(
+        db_name,
+        channel_prefix=CHANNEL_PREFIX,
+        redis_db=BENCH_REDIS_DB,
+        extra={"LATENCY_PUBLIC_DASHBOARD": "false", "DEBUG": "false"},
+    )
 
 
 def admin_conninfo() -> dict:
     from django.conf import settings
 
     db = settings.DATABASES["default"]
-    info = {"dbname": "postgres", "user": db["USER"] or None, "password": db["PASSWORD"] or None,
-            "host": db["HOST"] or None, "port": db["PORT"] or None}
+    info = {
+        "dbname": "postgres",
+        "user": db["USER"] or None,
+        "password": db["PASSWORD"] or None,
+        "host": db["HOST"] or None,
+        "port": db["PORT"] or None,
+    }
     return {k: v for k, v in info.items() if v is not None}
 
 
@@ -146,12 +153,19 @@ def seed_config() -> dict:
     for i, (name, style, lat, lon, where, *_rest, connection) in enumerate(TARGETS):
         target, _ = Target.objects.get_or_create(
             name=name,
-            defaults={"api_style": style, "url": f"https://bench-{i}.invalid/v1/chat/completions",
-                      "model": "bench-model", "api_key_env": "BENCH_API_KEY", "location_name": where,
-                      "latitude": lat, "longitude": lon},
+            defaults={
+                "api_style": style,
+                "url": f"https://bench-{i}.invalid/v1/chat/completions",
+                "model": "bench-model",
+                "api_key_env": "BENCH_API_KEY",
+                "location_name": where,
+                "latitude": lat,
+                "longitude": lon,
+            },
         )
         probe, created = Probe.objects.get_or_create(
-            target=target, name="dashbench",
+            target=target,
+            name="dashbench",
             defaults={"interval_seconds": 45, "timeout_seconds": 30.0, "connection": connection},
         )
         if created:
@@ -168,7 +182,7 @@ def pair_rows(regions, probes) -> list[tuple]:
     from probes.geo import path_floor_ms
 
     rows = []
-    for probe, spec in zip(probes, TARGETS):
+    for probe, spec in zip(probes, TARGETS, strict=True):
         _name, _style, tlat, tlon, _where, proc, sigma, tps, think, connection = spec
         for region in regions:
             floor = path_floor_ms(region.latitude, region.longitude, tlat, tlon)
@@ -177,10 +191,23 @@ def pair_rows(regions, probes) -> list[tuple]:
                 rtt += 60.0  # the border costs more than the distance
             pair_sigma = sigma + 0.05 * floor / 100.0
             dns_med = 6.0 + 0.05 * rtt
-            rows.append((
-                probe.id, probe.target_id, region.id, f"region-{region.slug}@bench", rtt, proc, pair_sigma, tps,
-                think, connection == "cold", dns_med, region.longitude, f"203.0.113.{probe.target_id % 250 + 1}",
-            ))
+            rows.append(
+                (
+                    probe.id,
+                    probe.target_id,
+                    region.id,
+                    f"region-{region.slug}@bench",
+                    rtt,
+                    proc,
+                    pair_sigma,
+                    tps,
+                    think,
+                    connection == "cold",
+                    dns_med,
+                    region.longitude,
+                    f"203.0.113.{probe.target_id % 250 + 1}",
+                )
+            )
     return rows
 
 
@@ -302,7 +329,9 @@ def restore_indexes(cur, saved: list[tuple[str, str | None]]) -> None:
         t = time.perf_counter()
         cur.execute(indexdef)
         if constraint:
-            cur.execute(f'ALTER TABLE probes_measurement ADD CONSTRAINT "{constraint}" UNIQUE USING INDEX "{constraint}"')
+            cur.execute(
+                f'ALTER TABLE probes_measurement ADD CONSTRAINT "{constraint}" UNIQUE USING INDEX "{constraint}"'
+            )
         log(f"  {indexdef.split(' USING ')[0].replace('CREATE ', '').lower()}: {time.perf_counter() - t:.0f} s")
 
 
@@ -357,8 +386,10 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
         per_pair = args.rows // len(pairs)
         step = args.days * 86400.0 / per_pair
         start = now - timedelta(days=args.days)
-        log(f"dashboard bench: loading {per_pair * len(pairs):,} measurements ({len(pairs)} probe-region pairs, "
-            f"one every {step:.1f} s, {args.days} days)")
+        log(
+            f"dashboard bench: loading {per_pair * len(pairs):,} measurements ({len(pairs)} probe-region pairs, "
+            f"one every {step:.1f} s, {args.days} days)"
+        )
         t = time.perf_counter()
         saved = drop_secondary_indexes(cur)
         conn.commit()
@@ -376,7 +407,10 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
         start, step, loaded, _ = meta
         due = int((now - start).total_seconds() // step) + 1
         if due > loaded:
-            log(f"dashboard bench: reusing the data; appending {(due - loaded) * len(pairs):,} measurements due since the last run")
+            log(
+                f"dashboard bench: reusing the data; appending {(due - loaded) * len(pairs):,} measurements"
+                " due since the last run"
+            )
             t = time.perf_counter()
             load(conn, pairs, start, step, loaded, due - 1, "top-up")
             timings["top_up_s"] = time.perf_counter() - t
@@ -405,8 +439,14 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
     newest = cur.execute("SELECT max(started_at) FROM probes_measurement").fetchone()[0]
     size = cur.execute("SELECT pg_size_pretty(pg_total_relation_size('probes_measurement'))").fetchone()[0]
     conn.close()
-    return {"target": cfg["probes"][0].target, "probe": cfg["probes"][0], "regions": cfg["regions"],
-            "rows_estimate": rows, "newest": newest, "table_size": size}
+    return {
+        "target": cfg["probes"][0].target,
+        "probe": cfg["probes"][0],
+        "regions": cfg["regions"],
+        "rows_estimate": rows,
+        "newest": newest,
+        "table_size": size,
+    }
 
 
 def rollups_complete(cur, start: datetime) -> bool:
@@ -470,13 +510,20 @@ def measure_endpoints(client, target_id: int, requests: int, warmups: int) -> li
                         break
                     if i >= warmups:
                         times.append(elapsed)
-                row = {"endpoint": f"/api/{endpoint}", "window": window, "target": "one" if target != "all" else "all",
-                       "status": status, "bytes": size}
+                row = {
+                    "endpoint": f"/api/{endpoint}",
+                    "window": window,
+                    "target": "one" if target != "all" else "all",
+                    "status": status,
+                    "bytes": size,
+                }
                 if times:
                     row.update(p50_ms=statistics.median(times), p95_ms=percentile(times, 0.95), max_ms=max(times))
                 results.append(row)
-                log(f"  {row['endpoint']:<16} {window:>4} target={row['target']:<3} "
-                    + (f"p50 {row['p50_ms']:7.1f} ms  p95 {row['p95_ms']:7.1f} ms" if times else f"HTTP {status}"))
+                log(
+                    f"  {row['endpoint']:<16} {window:>4} target={row['target']:<3} "
+                    + (f"p50 {row['p50_ms']:7.1f} ms  p95 {row['p95_ms']:7.1f} ms" if times else f"HTTP {status}")
+                )
     return results
 
 
@@ -507,10 +554,23 @@ def measure_live(origin: str, data: dict, samples: int) -> dict:
 
         now = datetime.now(UTC)
         row = Measurement.objects.create(
-            probe=data["probe"], target=data["target"], region=data["regions"][n % len(data["regions"])],
-            scheduled_for=now, started_at=now, worker="dashbench-live", outcome="ok", connection="warm",
-            http_status=200, ttfb_ms=210.0 + n, first_event_ms=211.0 + n, ttft_ms=300.0 + n, ttfat_ms=300.0 + n,
-            total_ms=900.0 + n, output_tokens=50, tokens_estimated=False, tokens_per_s=80.0,
+            probe=data["probe"],
+            target=data["target"],
+            region=data["regions"][n % len(data["regions"])],
+            scheduled_for=now,
+            started_at=now,
+            worker="dashbench-live",
+            outcome="ok",
+            connection="warm",
+            http_status=200,
+            ttfb_ms=210.0 + n,
+            first_event_ms=211.0 + n,
+            ttft_ms=300.0 + n,
+            ttfat_ms=300.0 + n,
+            total_ms=900.0 + n,
+            output_tokens=50,
+            tokens_estimated=False,
+            tokens_per_s=80.0,
         )
         committed = time.time()  # autocommit: the INSERT is committed when create() returns
         live.broadcast([live_item(row)])
@@ -522,8 +582,12 @@ def measure_live(origin: str, data: dict, samples: int) -> dict:
         login(page, origin, USERNAME, PASSWORD)
         if not page.query_selector("#live-count"):
             page.goto(f"{origin}/")
-        wait_until(page, lambda: any("/ws/measurements/" in u for u in rec.websockets_open), 15,
-                   "the overview's websocket to open")
+        wait_until(
+            page,
+            lambda: any("/ws/measurements/" in u for u in rec.websockets_open),
+            15,
+            "the overview's websocket to open",
+        )
         if not page.evaluate(OBSERVE_JS):
             raise BenchError("no #live-count on the overview page")
         page.wait_for_timeout(1500)  # let the first chart loads finish
@@ -535,8 +599,13 @@ def measure_live(origin: str, data: dict, samples: int) -> dict:
             delays.append(shown - committed * 1000)
             page.wait_for_timeout(1200)  # the page refetches its charts after each message; let it settle
         navigations = len(rec.navigations)
-    return {"delays_ms": delays, "median_ms": statistics.median(delays), "max_ms": max(delays),
-            "page_errors": rec.page_errors, "navigations": navigations}
+    return {
+        "delays_ms": delays,
+        "median_ms": statistics.median(delays),
+        "max_ms": max(delays),
+        "page_errors": rec.page_errors,
+        "navigations": navigations,
+    }
 
 
 # --- report -------------------------------------------------------------------------------------------------
@@ -544,8 +613,10 @@ def measure_live(origin: str, data: dict, samples: int) -> dict:
 
 def report(results: list[dict], live: dict | None, timings: dict, data: dict, args) -> int:
     print()
-    print(f"Dashboard bench: {data['rows_estimate']:,} measurements (estimate), table {data['table_size']}, "
-          f"newest {data['newest']:%Y-%m-%d %H:%M:%S} UTC")
+    print(
+        f"Dashboard bench: {data['rows_estimate']:,} measurements (estimate), table {data['table_size']}, "
+        f"newest {data['newest']:%Y-%m-%d %H:%M:%S} UTC"
+    )
     for key, value in timings.items():
         print(f"  {key}: {value:.1f} s" if isinstance(value, float) else f"  {key}: {value}")
     print()
@@ -562,13 +633,20 @@ def report(results: list[dict], live: dict | None, timings: dict, data: dict, ar
             verdict = f"({verdict.split()[0]}, context)"
         elif not ok:
             missed += 1
-        nums = (f"{r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['max_ms']:8.1f}" if "p95_ms" in r else f"{'-':>8} {'-':>8} {'-':>8}")
+        nums = (
+            f"{r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['max_ms']:8.1f}"
+            if "p95_ms" in r
+            else f"{'-':>8} {'-':>8} {'-':>8}"
+        )
         print(f"{r['endpoint']:<16} {r['window']:>6} {r['target']:>6} {nums} {r['bytes']:>9}  {verdict}")
     if live is not None:
         ok = live["median_ms"] <= GOAL_LIVE_MS
         missed += not ok
-        print(f"{'live #live-count':<16} {'':>6} {'':>6} {live['median_ms']:8.1f} {'':>8} {live['max_ms']:8.1f} {'':>9}  "
-              f"{'PASS' if ok else 'MISS'} median <= {GOAL_LIVE_MS:.0f} (commit -> frame, {len(live['delays_ms'])} samples)")
+        print(
+            f"{'live #live-count':<16} {'':>6} {'':>6} {live['median_ms']:8.1f} {'':>8} {live['max_ms']:8.1f} {'':>9}  "
+            f"{'PASS' if ok else 'MISS'} median <= {GOAL_LIVE_MS:.0f}"
+            f" (commit -> frame, {len(live['delays_ms'])} samples)"
+        )
     print()
     print("result:", "all goals met" if not missed else f"{missed} goal(s) missed")
     if args.json:

@@ -50,8 +50,9 @@ def log(text: str) -> None:
 
 
 def bench_env() -> dict[str, str]:
-    return harness.bench_env(BENCH_DB, channel_prefix="latency-exportbench",
-                             extra={"LATENCY_PUBLIC_DASHBOARD": "false", "DEBUG": "false"})
+    return harness.bench_env(
+        BENCH_DB, channel_prefix="latency-exportbench", extra={"LATENCY_PUBLIC_DASHBOARD": "false", "DEBUG": "false"}
+    )
 
 
 def prepare(rows: int, reload: bool) -> None:
@@ -201,7 +202,10 @@ def main() -> int:
     print(f"  endpoint over HTTP : {ours:>12,.0f} rows/s  (first byte after {statistics.median(firsts) * 1000:.0f} ms)")
     print(f"  psql \\copy          : {theirs:>12,.0f} rows/s")
     print(f"  ratio              : {ratio:.2f}x  {'PASS' if ratio >= GOAL_RATIO else 'MISS'} (goal >= {GOAL_RATIO}x)")
-    print(f"  server peak RSS    : {peak:.1f} MB  {'PASS' if peak < GOAL_PEAK_MB else 'MISS'} (goal < {GOAL_PEAK_MB:.0f} MB)")
+    print(
+        f"  server peak RSS    : {peak:.1f} MB  {'PASS' if peak < GOAL_PEAK_MB else 'MISS'}"
+        f" (goal < {GOAL_PEAK_MB:.0f} MB)"
+    )
     return 0
 
 

@@ -76,14 +76,13 @@ POLL_S = 0.02
 BATCH = 500  # IngestBatch.flush_every
 
 
-
-
 def log(*parts: object) -> None:
     print(*parts, file=sys.stderr, flush=True)
 
 
-def cpu_split(before: dict, after: dict, worker_pid: int, ticks0: tuple[int, int], ticks1: tuple[int, int],
-              wall_s: float) -> dict:
+def cpu_split(
+    before: dict, after: dict, worker_pid: int, ticks0: tuple[int, int], ticks1: tuple[int, int], wall_s: float
+) -> dict:
     """CPU seconds spent over one phase by the worker, Postgres, Redis and the rest; machine busy %."""
     split = {"worker": 0.0, "postgres": 0.0, "redis": 0.0, "bench": 0.0, "other": 0.0}
     for (pid, comm), cpu in after.items():
@@ -127,15 +126,19 @@ def seed_rows() -> tuple[list[tuple[int, int]], list[int]]:
         style = ("openai", "anthropic", "gemini", "openai", "http")[i % 5]
         target, _ = Target.objects.get_or_create(
             name=f"bench-target-{i}",
-            defaults={"api_style": style, "url": f"https://bench-{i}.invalid/v1/chat/completions",
-                      "model": "" if style in ("gemini", "http") else "bench-model"},
+            defaults={
+                "api_style": style,
+                "url": f"https://bench-{i}.invalid/v1/chat/completions",
+                "model": "" if style in ("gemini", "http") else "bench-model",
+            },
         )
         targets.append(target)
     pairs = []
     for j in range(PROBES):
         target = targets[j % TARGETS]
-        probe, created = Probe.objects.get_or_create(target=target, name=f"bench-probe-{j}",
-                                                     defaults={"interval_seconds": 60, "timeout_seconds": 30})
+        probe, created = Probe.objects.get_or_create(
+            target=target, name=f"bench-probe-{j}", defaults={"interval_seconds": 60, "timeout_seconds": 30}
+        )
         if created or probe.regions.count() != len(regions):
             probe.regions.set(regions)
         pairs.append((probe.id, target.id))
@@ -186,7 +189,9 @@ def make_result(rng: random.Random, started: datetime, http_style: bool) -> dict
         m.outcome, m.http_status = "http_error", rng.choice((429, 429, 500, 503, 401))
         if m.http_status == 429:
             m.error_type, m.retry_after_s = "rate_limit_error", float(rng.randint(1, 30))
-        m.error = f'HTTP {m.http_status}: {{"error": {{"message": "bench \\"quoted\\", comma, newline\\n", "type": "x"}}}}'
+        m.error = (
+            f'HTTP {m.http_status}: {{"error": {{"message": "bench \\"quoted\\", comma, newline\\n", "type": "x"}}}}'
+        )
         m.total_ms = round(m.ttfb_ms + rng.random() * 5, 3)
         m.response_bytes = rng.randint(80, 600)
         return m.to_dict()
@@ -197,7 +202,9 @@ def make_result(rng: random.Random, started: datetime, http_style: bool) -> dict
         return m.to_dict()
     m.first_event_ms = round(m.ttfb_ms + _ms(rng, 1.0, 0.7), 3)
     m.ttft_ms = round(m.first_event_ms + _ms(rng, 2.0, 1.0), 3)
-    m.ttfat_ms = None if rng.random() < 0.02 else round(m.ttft_ms + (_ms(rng, 5.0, 1.0) if rng.random() < 0.2 else 0), 3)
+    m.ttfat_ms = (
+        None if rng.random() < 0.02 else round(m.ttft_ms + (_ms(rng, 5.0, 1.0) if rng.random() < 0.2 else 0), 3)
+    )
     tokens = rng.randint(5, 64)
     m.output_tokens, m.tokens_estimated = tokens, rng.random() < 0.1
     m.itl_p50_ms = _ms(rng, 2.8, 0.4)
@@ -214,8 +221,9 @@ def make_result(rng: random.Random, started: datetime, http_style: bool) -> dict
     return m.to_dict()
 
 
-def make_payloads(n: int, pairs: list[tuple[int, int]], region_ids: list[int], seed: int,
-                  region_slugs: dict[int, str]) -> list[dict]:
+def make_payloads(
+    n: int, pairs: list[tuple[int, int]], region_ids: list[int], seed: int, region_slugs: dict[int, str]
+) -> list[dict]:
     """n payloads, each its own (probe, region, scheduled_for): a backlog of the most recent slots,
     INTERVAL_S apart, ending now, plus LATE_FRACTION of slots one to three hours back."""
     rng = random.Random(seed)
@@ -236,14 +244,16 @@ def make_payloads(n: int, pairs: list[tuple[int, int]], region_ids: list[int], s
     out = []
     for probe_id, target_id, region_id, slot in slots:
         started = slot + timedelta(microseconds=rng.randint(0, 900_000))
-        out.append({
-            "probe_id": probe_id,
-            "target_id": target_id,
-            "region_id": region_id,
-            "scheduled_for": slot.isoformat(),
-            "worker": f"region-{region_slugs[region_id]}@worker-{rng.randint(1, 3)}",
-            "result": make_result(rng, started, target_id in http_targets),
-        })
+        out.append(
+            {
+                "probe_id": probe_id,
+                "target_id": target_id,
+                "region_id": region_id,
+                "scheduled_for": slot.isoformat(),
+                "worker": f"region-{region_slugs[region_id]}@worker-{rng.randint(1, 3)}",
+                "result": make_result(rng, started, target_id in http_targets),
+            }
+        )
     if len({(p["probe_id"], p["region_id"], p["scheduled_for"]) for p in out}) != n:
         raise BenchError("internal error: payload keys are not distinct")
     return out
@@ -283,8 +293,14 @@ def pg_connect(autocommit: bool = True):
     from django.conf import settings
 
     db = settings.DATABASES["default"]
-    params = {"dbname": db["NAME"], "user": db["USER"] or None, "password": db["PASSWORD"] or None,
-              "host": db["HOST"] or None, "port": db["PORT"] or None, **db.get("OPTIONS", {})}
+    params = {
+        "dbname": db["NAME"],
+        "user": db["USER"] or None,
+        "password": db["PASSWORD"] or None,
+        "host": db["HOST"] or None,
+        "port": db["PORT"] or None,
+        **db.get("OPTIONS", {}),
+    }
     return psycopg.connect(**{k: v for k, v in params.items() if v is not None}, autocommit=autocommit)
 
 
@@ -302,11 +318,10 @@ def copy_rows(conn, table: str, data: bytes) -> float:
     conn.autocommit = False
     try:
         t0 = time.perf_counter()
-        with conn.cursor() as cur:
-            with cur.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)") as cp:
-                view = memoryview(data)
-                for i in range(0, len(data), 1 << 20):
-                    cp.write(view[i:i + (1 << 20)])
+        with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT csv)") as cp:
+            view = memoryview(data)
+            for i in range(0, len(data), 1 << 20):
+                cp.write(view[i : i + (1 << 20)])
         conn.commit()
         return time.perf_counter() - t0
     finally:
@@ -331,8 +346,12 @@ class Worker:
         self.started = time.time()
         self.proc = subprocess.Popen(
             [sys.executable, str(ROOT / "manage.py"), "ingest_worker", "--name", "bench-ingest@%h"],
-            cwd=ROOT, env={**os.environ, **self.env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, bufsize=1,
+            cwd=ROOT,
+            env={**os.environ, **self.env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -394,7 +413,10 @@ def run_ingest(env: dict[str, str], conn, redis_client, payloads: list[dict], ti
     messages = -(-n // PER_MESSAGE)
     if queued != messages:
         raise BenchError(f"published {messages} messages but the ingest queue holds {queued}")
-    log(f"  published {n} measurements in {messages} messages ({PER_MESSAGE} each) in {publish_s:.2f} s ({n / publish_s:,.0f}/s); starting the worker")
+    log(
+        f"  published {n} measurements in {messages} messages ({PER_MESSAGE} each) in {publish_s:.2f} s"
+        f" ({n / publish_s:,.0f}/s); starting the worker"
+    )
 
     cpu0, ticks0 = cpu_by_process(), machine_ticks()
     worker = Worker(env)
@@ -430,7 +452,8 @@ def run_ingest(env: dict[str, str], conn, redis_client, payloads: list[dict], ti
         worker.stop()
     first_batch = conn.execute("SELECT extract(epoch FROM min(ingested_at)) FROM probes_measurement").fetchone()[0]
     batches = conn.execute(
-        "SELECT count(*), avg(c), min(c), max(c) FROM (SELECT count(*) AS c FROM probes_measurement GROUP BY ingested_at) b"
+        "SELECT count(*), avg(c), min(c), max(c)"
+        " FROM (SELECT count(*) AS c FROM probes_measurement GROUP BY ingested_at) b"
     ).fetchone()
     text = worker.log_text()
     out = {
@@ -450,8 +473,14 @@ def run_ingest(env: dict[str, str], conn, redis_client, payloads: list[dict], ti
         "cpu": cpu,
     }
     if done_at is None:
-        out.update(steady_per_s=None, from_ready_per_s=None, wall_per_s=None, wall_s=None, steady_s=None,
-                   reached_in_timeout=count)
+        out.update(
+            steady_per_s=None,
+            from_ready_per_s=None,
+            wall_per_s=None,
+            wall_s=None,
+            steady_s=None,
+            reached_in_timeout=count,
+        )
         log(f"  the worker stored {count} of {n} rows within {timeout_s:.0f} s:\n{text[-2000:]}")
         return out
     steady_s = done_at - float(first_batch)
@@ -477,11 +506,15 @@ def verify(conn, payloads: list[dict], seed: int) -> dict:
     count = conn.execute("SELECT count(*) FROM probes_measurement").fetchone()[0]
     if count != n:
         problems.append(f"count {count} != {n}")
-    dups = conn.execute("SELECT count(*) FROM (SELECT 1 FROM probes_measurement GROUP BY probe_id, region_id, "
-                        "scheduled_for HAVING count(*) > 1) d").fetchone()[0]
+    dups = conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM probes_measurement GROUP BY probe_id, region_id, "
+        "scheduled_for HAVING count(*) > 1) d"
+    ).fetchone()[0]
     if dups:
         problems.append(f"{dups} duplicated slots")
-    stored = {(p, r, s) for p, r, s in conn.execute("SELECT probe_id, region_id, scheduled_for FROM probes_measurement")}
+    stored = {
+        (p, r, s) for p, r, s in conn.execute("SELECT probe_id, region_id, scheduled_for FROM probes_measurement")
+    }
     expected = {(p["probe_id"], p["region_id"], datetime.fromisoformat(p["scheduled_for"])) for p in payloads}
     if stored != expected:
         problems.append(f"{len(expected - stored)} slots missing, {len(stored - expected)} unexpected")
@@ -495,28 +528,35 @@ def verify(conn, payloads: list[dict], seed: int) -> dict:
     for p in sample:
         row = conn.execute(
             f"SELECT {', '.join(fields)} FROM probes_measurement WHERE probe_id = %s AND region_id = %s "
-            "AND scheduled_for = %s", [p["probe_id"], p["region_id"], datetime.fromisoformat(p["scheduled_for"])],
+            "AND scheduled_for = %s",
+            [p["probe_id"], p["region_id"], datetime.fromisoformat(p["scheduled_for"])],
         ).fetchone()
         if row is None:
             problems.append(f"sample slot missing: {p['probe_id']}/{p['region_id']}/{p['scheduled_for']}")
             continue
-        got = dict(zip(fields, row))
+        got = dict(zip(fields, row, strict=True))
         res = p["result"]
         want = {
-            "probe_id": p["probe_id"], "target_id": p["target_id"], "region_id": p["region_id"],
+            "probe_id": p["probe_id"],
+            "target_id": p["target_id"],
+            "region_id": p["region_id"],
             "scheduled_for": datetime.fromisoformat(p["scheduled_for"]),
-            "started_at": datetime.fromisoformat(res["started_at"]), "worker": p["worker"],
-            "outcome": res["outcome"], "connection": res["connection"], "tokens_estimated": res["tokens_estimated"],
+            "started_at": datetime.fromisoformat(res["started_at"]),
+            "worker": p["worker"],
+            "outcome": res["outcome"],
+            "connection": res["connection"],
+            "tokens_estimated": res["tokens_estimated"],
         }
         for name in (*FLOAT_FIELDS, *INT_FIELDS, *TEXT_FIELDS):
             want[name] = res[name]
         for name, value in want.items():
             if got[name] != value:
-                problems.append(f"slot {p['probe_id']}/{p['region_id']}/{p['scheduled_for']}: {name} = "
-                                f"{got[name]!r}, payload has {value!r}")
+                problems.append(
+                    f"slot {p['probe_id']}/{p['region_id']}/{p['scheduled_for']}: {name} = "
+                    f"{got[name]!r}, payload has {value!r}"
+                )
         checked += 1
-    return {"ok": not problems, "rows": count, "duplicates": dups, "sampled_rows": checked,
-            "problems": problems[:20]}
+    return {"ok": not problems, "rows": count, "duplicates": dups, "sampled_rows": checked, "problems": problems[:20]}
 
 
 def run_copy(conn, data: bytes, n: int) -> dict:
@@ -535,8 +575,13 @@ def run_copy(conn, data: bytes, n: int) -> dict:
     truncate_measurements(conn)
     if copied != n:
         raise BenchError(f"COPY into probes_measurement stored {copied} rows, not {n}")
-    return {"scratch_s": round(scratch_s, 3), "scratch_per_s": round(n / scratch_s, 1),
-            "real_s": round(real_s, 3), "real_per_s": round(n / real_s, 1), "csv_bytes": len(data)}
+    return {
+        "scratch_s": round(scratch_s, 3),
+        "scratch_per_s": round(n / scratch_s, 1),
+        "real_s": round(real_s, 3),
+        "real_per_s": round(n / real_s, 1),
+        "csv_bytes": len(data),
+    }
 
 
 # --- in-process store() (optional): the ceiling without Celery, and where a batch's time goes -------
@@ -548,7 +593,7 @@ def profile_store(conn, payloads: list[dict]) -> dict:
     from probes.ingest import store
 
     truncate_measurements(conn)
-    batches = [payloads[i:i + BATCH] for i in range(0, len(payloads), BATCH)]
+    batches = [payloads[i : i + BATCH] for i in range(0, len(payloads), BATCH)]
     t0 = time.perf_counter()
     for batch in batches[:-1]:
         store(batch)
@@ -562,8 +607,13 @@ def profile_store(conn, payloads: list[dict]) -> dict:
     truncate_measurements(conn)
     buf = io.StringIO()
     pstats.Stats(profiler, stream=buf).sort_stats("cumulative").print_stats(25)
-    return {"rows": rows, "seconds": round(elapsed, 3), "per_s": round(rows / elapsed, 1) if elapsed else None,
-            "ms_per_batch": round(1000 * elapsed / max(1, len(batches) - 1), 2), "cprofile_last_batch": buf.getvalue()}
+    return {
+        "rows": rows,
+        "seconds": round(elapsed, 3),
+        "per_s": round(rows / elapsed, 1) if elapsed else None,
+        "ms_per_batch": round(1000 * elapsed / max(1, len(batches) - 1), 2),
+        "cprofile_last_batch": buf.getvalue(),
+    }
 
 
 # --- report ------------------------------------------------------------------------------------------
@@ -581,11 +631,17 @@ def fmt(value: float | None, unit: str = "/s") -> str:
 def summarize(runs: list[dict]) -> dict:
     steady = median([r["ingest"]["steady_per_s"] for r in runs])
     scratch = median([r["copy"]["scratch_per_s"] for r in runs])
-    ratios = [r["ingest"]["steady_per_s"] / r["copy"]["real_per_s"]
-              for r in runs if r["ingest"]["steady_per_s"] and r["copy"]["real_per_s"]]
+    ratios = [
+        r["ingest"]["steady_per_s"] / r["copy"]["real_per_s"]
+        for r in runs
+        if r["ingest"]["steady_per_s"] and r["copy"]["real_per_s"]
+    ]
     ratio = round(statistics.median(ratios), 3) if ratios else None
-    scratch_ratios = [r["ingest"]["steady_per_s"] / r["copy"]["scratch_per_s"]
-                      for r in runs if r["ingest"]["steady_per_s"] and r["copy"]["scratch_per_s"]]
+    scratch_ratios = [
+        r["ingest"]["steady_per_s"] / r["copy"]["scratch_per_s"]
+        for r in runs
+        if r["ingest"]["steady_per_s"] and r["copy"]["scratch_per_s"]
+    ]
     scratch_ratio = round(statistics.median(scratch_ratios), 3) if scratch_ratios else None
     return {
         "steady_per_s": steady,
@@ -597,33 +653,47 @@ def summarize(runs: list[dict]) -> dict:
         "ratio_to_copy": ratio,
         "ratio_to_scratch_copy": scratch_ratio,
         "goals": [
-            {"goal": f"steady ingest >= {GOAL_RATE:,.0f} measurements/s", "value": steady,
-             "pass": steady is not None and steady >= GOAL_RATE},
-            {"goal": f"ingest >= {GOAL_RATIO} x raw COPY into the same table", "value": ratio,
-             "pass": ratio is not None and ratio >= GOAL_RATIO},
+            {
+                "goal": f"steady ingest >= {GOAL_RATE:,.0f} measurements/s",
+                "value": steady,
+                "pass": steady is not None and steady >= GOAL_RATE,
+            },
+            {
+                "goal": f"ingest >= {GOAL_RATIO} x raw COPY into the same table",
+                "value": ratio,
+                "pass": ratio is not None and ratio >= GOAL_RATIO,
+            },
         ],
         "verified": all(r["verify"]["ok"] for r in runs),
     }
 
 
 def report(args, machine: dict, env: dict, runs: list[dict], summary: dict, prof: dict | None) -> None:
-    print(f"ingest bench: {args.count:,} measurements, {args.repeats} repeat(s); nproc {machine['nproc']} "
-          f"(usable {machine['usable_cpus']}), load average {machine['loadavg']} at start, "
-          f"{machine['loadavg_end']} at end; Python {machine['python']}")
-    print(f"database {env['DATABASE_URL']}, broker {env['REDIS_URL']}; worker: manage.py ingest_worker "
-          f"(threads -c 2, prefetch 1000, batches of {BATCH} / 0.1 s)")
+    print(
+        f"ingest bench: {args.count:,} measurements, {args.repeats} repeat(s); nproc {machine['nproc']} "
+        f"(usable {machine['usable_cpus']}), load average {machine['loadavg']} at start, "
+        f"{machine['loadavg_end']} at end; Python {machine['python']}"
+    )
+    print(
+        f"database {env['DATABASE_URL']}, broker {env['REDIS_URL']}; worker: manage.py ingest_worker "
+        f"(threads -c 2, prefetch 1000, batches of {BATCH} / 0.1 s)"
+    )
     print()
-    head = (f"{'run':>3} {'publish':>9} {'startup':>8} {'steady':>9} {'ready->done':>12} {'wall':>9} "
-            f"{'batches':>8} {'rows/batch':>10} {'COPY scratch':>13} {'COPY real':>10} {'ratio':>6}  verify")
+    head = (
+        f"{'run':>3} {'publish':>9} {'startup':>8} {'steady':>9} {'ready->done':>12} {'wall':>9} "
+        f"{'batches':>8} {'rows/batch':>10} {'COPY scratch':>13} {'COPY real':>10} {'ratio':>6}  verify"
+    )
     print(head)
     for i, r in enumerate(runs, 1):
         ing, cp, ver = r["ingest"], r["copy"], r["verify"]
         ratio = ing["steady_per_s"] / cp["real_per_s"] if ing["steady_per_s"] and cp["real_per_s"] else None
-        print(f"{i:>3} {fmt(ing['publish_per_s']):>9} "
-              f"{_secs(ing['startup_s']):>8} {fmt(ing['steady_per_s']):>9} {fmt(ing['from_ready_per_s']):>12} "
-              f"{fmt(ing['wall_per_s']):>9} {ing['batches']:>8} {_num(ing['batch_rows_mean']):>10} "
-              f"{fmt(cp['scratch_per_s']):>13} {fmt(cp['real_per_s']):>10} "
-              f"{'-' if ratio is None else f'{ratio:.2f}':>6}  {'ok' if ver['ok'] else 'FAILED'}")
+        print(
+            f"{i:>3} {fmt(ing['publish_per_s']):>9} "
+            f"{_secs(ing['startup_s']):>8} {fmt(ing['steady_per_s']):>9} {fmt(ing['from_ready_per_s']):>12} "
+            f"{fmt(ing['wall_per_s']):>9} {ing['batches']:>8} {_num(ing['batch_rows_mean']):>10} "
+            f"{fmt(cp['scratch_per_s']):>13} {fmt(cp['real_per_s']):>10} "
+            f"{'-' if ratio is None else f'{ratio:.2f}':>6}  {'ok' if ver['ok'] else 'FAILED'}"
+        )
     print()
     print("rates in measurements (rows) per second; steady = N / (first batch start -> last row committed);")
     print("ready->done from the worker's 'ready.' line; wall from process start (start-up included);")
@@ -631,31 +701,40 @@ def report(args, machine: dict, env: dict, runs: list[dict], summary: dict, prof
     print("COPY real = the same into probes_measurement after TRUNCATE (FKs checked). Ratio = steady / COPY real.")
     for i, r in enumerate(runs, 1):
         ing, ver = r["ingest"], r["verify"]
-        print(f"run {i}: {ing['stored']:,} rows stored, {ver['duplicates']} duplicate slots, "
-              f"{ver['sampled_rows']} sampled rows equal to their payloads: {'ok' if ver['ok'] else 'FAILED'}; "
-              f"broker afterwards: {ing['broker_left']} queued, {ing['broker_unacked']} unacked; "
-              f"batches {ing['batch_rows_min']}..{ing['batch_rows_max']} rows; "
-              f"worker warnings/errors: {ing['worker_warnings']}; "
-              f"first row {_secs(ing.get('first_row_after_ready_s'))} after ready")
+        print(
+            f"run {i}: {ing['stored']:,} rows stored, {ver['duplicates']} duplicate slots, "
+            f"{ver['sampled_rows']} sampled rows equal to their payloads: {'ok' if ver['ok'] else 'FAILED'}; "
+            f"broker afterwards: {ing['broker_left']} queued, {ing['broker_unacked']} unacked; "
+            f"batches {ing['batch_rows_min']}..{ing['batch_rows_max']} rows; "
+            f"worker warnings/errors: {ing['worker_warnings']}; "
+            f"first row {_secs(ing.get('first_row_after_ready_s'))} after ready"
+        )
         c = ing["cpu"]
-        print(f"       CPU from worker start to the last row: worker {c['worker_cpu_s']:.1f} s "
-              f"({c['worker_cores']:.2f} of a core, {1000 * c['worker_cpu_s'] / args.count:.2f} ms per measurement), "
-              f"Postgres {c['postgres_cpu_s']:.1f} s, Redis {c['redis_cpu_s']:.1f} s, this bench {c['bench_cpu_s']:.1f} s, "
-              f"other {c['other_cpu_s']:.1f} s; machine {c['machine_busy_pct']:.0f}% busy")
+        print(
+            f"       CPU from worker start to the last row: worker {c['worker_cpu_s']:.1f} s "
+            f"({c['worker_cores']:.2f} of a core, {1000 * c['worker_cpu_s'] / args.count:.2f} ms per measurement), "
+            f"Postgres {c['postgres_cpu_s']:.1f} s, Redis {c['redis_cpu_s']:.1f} s,"
+            f" this bench {c['bench_cpu_s']:.1f} s, "
+            f"other {c['other_cpu_s']:.1f} s; machine {c['machine_busy_pct']:.0f}% busy"
+        )
         for problem in ver["problems"]:
             print(f"    {problem}")
     if prof:
         print()
-        print(f"store() in-process, no Celery: {prof['rows']:,} rows in {prof['seconds']:.2f} s = "
-              f"{fmt(prof['per_s'])} ({prof['ms_per_batch']:.1f} ms per batch of {BATCH})")
+        print(
+            f"store() in-process, no Celery: {prof['rows']:,} rows in {prof['seconds']:.2f} s = "
+            f"{fmt(prof['per_s'])} ({prof['ms_per_batch']:.1f} ms per batch of {BATCH})"
+        )
         print("cProfile of one store() batch (cumulative):")
         print("\n".join(prof["cprofile_last_batch"].strip().splitlines()[:45]))
     print()
-    print(f"SUMMARY (median of {len(runs)}): ingest {fmt(summary['steady_per_s'])} steady, "
-          f"{fmt(summary['from_ready_per_s'])} from ready, {fmt(summary['wall_per_s'])} wall; "
-          f"raw COPY {fmt(summary['copy_scratch_per_s'])} (scratch), {fmt(summary['copy_real_per_s'])} (real table); "
-          f"ratio {summary['ratio_to_copy']} (to the scratch-table COPY: {summary['ratio_to_scratch_copy']}); "
-          f"publishing {fmt(summary['publish_per_s'])}")
+    print(
+        f"SUMMARY (median of {len(runs)}): ingest {fmt(summary['steady_per_s'])} steady, "
+        f"{fmt(summary['from_ready_per_s'])} from ready, {fmt(summary['wall_per_s'])} wall; "
+        f"raw COPY {fmt(summary['copy_scratch_per_s'])} (scratch), {fmt(summary['copy_real_per_s'])} (real table); "
+        f"ratio {summary['ratio_to_copy']} (to the scratch-table COPY: {summary['ratio_to_scratch_copy']}); "
+        f"publishing {fmt(summary['publish_per_s'])}"
+    )
     for g in summary["goals"]:
         value = g["value"]
         shown = "-" if value is None else (f"{value:,.0f}/s" if value > 10 else f"{value:.3f}x")
@@ -677,16 +756,24 @@ def _num(value: float | None) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=50_000, help="measurements per run (default 50000)")
-    parser.add_argument("--per-message", type=int, default=PER_MESSAGE,
-                        help="measurements per ingest message, as region workers batch them (default 25)")
+    parser.add_argument(
+        "--per-message",
+        type=int,
+        default=PER_MESSAGE,
+        help="measurements per ingest message, as region workers batch them (default 25)",
+    )
     parser.add_argument("--repeats", type=int, default=1, help="runs; medians are reported (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout instead of tables")
     parser.add_argument("--profile", action="store_true", help="also time store() in-process and cProfile one batch")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a run may take to store all rows")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the payloads")
     parser.add_argument("--db-name", default=BENCH_DB, help=f"the bench's own database (default {BENCH_DB})")
-    parser.add_argument("--redis-db", type=int, default=BENCH_REDIS_DB,
-                        help=f"the bench's own Redis database, flushed (default {BENCH_REDIS_DB})")
+    parser.add_argument(
+        "--redis-db",
+        type=int,
+        default=BENCH_REDIS_DB,
+        help=f"the bench's own Redis database, flushed (default {BENCH_REDIS_DB})",
+    )
     parser.add_argument("--drop-db", action="store_true", help="drop the bench database at the end")
     args = parser.parse_args()
     globals()["PER_MESSAGE"] = max(1, args.per_message)
@@ -731,15 +818,19 @@ def main() -> int:
             t = time.perf_counter()
             payloads = make_payloads(args.count, pairs, region_ids, args.seed + i, slugs)
             dj.close()
-            log(f"  built {len(payloads):,} payloads in {time.perf_counter() - t:.1f} s "
-                f"({sum(p['result']['outcome'] != 'ok' for p in payloads):,} failures)")
+            log(
+                f"  built {len(payloads):,} payloads in {time.perf_counter() - t:.1f} s "
+                f"({sum(p['result']['outcome'] != 'ok' for p in payloads):,} failures)"
+            )
             ingest = run_ingest(env, conn, redis_client, payloads, args.timeout)
             log(f"  ingest: steady {fmt(ingest['steady_per_s'])}, wall {fmt(ingest['wall_per_s'])}")
             checked = verify(conn, payloads, args.seed + i)
             t = time.perf_counter()
             data, n = build_csv(payloads)
-            log(f"  verified ({'ok' if checked['ok'] else 'FAILED'}); CSV of {n:,} rows, {len(data) / 1e6:.1f} MB "
-                f"built in {time.perf_counter() - t:.1f} s")
+            log(
+                f"  verified ({'ok' if checked['ok'] else 'FAILED'}); CSV of {n:,} rows, {len(data) / 1e6:.1f} MB "
+                f"built in {time.perf_counter() - t:.1f} s"
+            )
             copied = run_copy(conn, data, n)
             log(f"  COPY: scratch {fmt(copied['scratch_per_s'])}, real table {fmt(copied['real_per_s'])}")
             runs.append({"ingest": ingest, "copy": copied, "verify": checked})
@@ -764,15 +855,28 @@ def main() -> int:
             redis_client.close()
             if args.drop_db:
                 drop_database(args.db_name)
-        except Exception as exc:  # noqa: BLE001 - report and keep the results
+        except Exception as exc:
             log(f"ingest bench: clean-up failed: {exc}")
 
     machine["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     summary = summarize(runs)
     if args.json:
-        print(json.dumps({"count": args.count, "repeats": args.repeats, "machine": machine,
-                          "database": env["DATABASE_URL"], "redis": env["REDIS_URL"], "runs": runs,
-                          "profile": prof, **summary}, indent=2, default=str))
+        print(
+            json.dumps(
+                {
+                    "count": args.count,
+                    "repeats": args.repeats,
+                    "machine": machine,
+                    "database": env["DATABASE_URL"],
+                    "redis": env["REDIS_URL"],
+                    "runs": runs,
+                    "profile": prof,
+                    **summary,
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
         report(args, machine, env, runs, summary, prof)
     return 0 if summary["verified"] else 1
@@ -784,8 +888,13 @@ def drop_database(name: str) -> None:
     from psycopg import sql
 
     db = settings.DATABASES["default"]
-    params = {"dbname": "postgres", "user": db["USER"] or None, "password": db["PASSWORD"] or None,
-              "host": db["HOST"] or None, "port": db["PORT"] or None}
+    params = {
+        "dbname": "postgres",
+        "user": db["USER"] or None,
+        "password": db["PASSWORD"] or None,
+        "host": db["HOST"] or None,
+        "port": db["PORT"] or None,
+    }
     with psycopg.connect(**{k: v for k, v in params.items() if v is not None}, autocommit=True) as c:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
     log(f"ingest bench: dropped database {name!r}")

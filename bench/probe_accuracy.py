@@ -109,8 +109,9 @@ class MockServer:
         env.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
         self._stderr = open(os.path.join(self._tmpdir, "stderr.txt"), "w+")  # noqa: SIM115 (closed in stop)
         try:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                         stderr=self._stderr, text=True)
+            self.proc = subprocess.Popen(
+                cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, text=True
+            )
         except OSError as exc:
             raise BenchError(f"cannot start the mock server ({' '.join(cmd)}): {exc}") from exc
         threading.Thread(target=self._pump, daemon=True).start()
@@ -119,11 +120,12 @@ class MockServer:
             try:
                 line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise BenchError(f"the mock server did not say where it serves within "
-                                 f"{self.startup_timeout_s:g} s{self._stderr_tail()}") from None
+                raise BenchError(
+                    f"the mock server did not say where it serves within "
+                    f"{self.startup_timeout_s:g} s{self._stderr_tail()}"
+                ) from None
             if line is None:
-                raise BenchError(f"the mock server exited at start-up (status {self.proc.wait()})"
-                                 f"{self._stderr_tail()}")
+                raise BenchError(f"the mock server exited at start-up (status {self.proc.wait()}){self._stderr_tail()}")
             if match := _SERVING.search(line):
                 self.base_url, self.ca_path = match.group(1), match.group(2) or ""
         self._wait_healthy(deadline)
@@ -214,14 +216,18 @@ def fmt(value: float | None, sign: bool = False) -> str:
 # --- one call each way -------------------------------------------------------------------------------
 
 PHASES = ("dns", "connect", "tls", "ttfb", "ttfb_after_handshake", "ttfb_less_hold", "accept_to_request", "total")
-ERROR_PHASES = (("ttfb", "ttfb_ms", "headers_sent_ns"), ("ttft", "ttft_ms", "first_token_ns"),
-                ("total", "total_ms", "last_byte_ns"))
+ERROR_PHASES = (
+    ("ttfb", "ttfb_ms", "headers_sent_ns"),
+    ("ttft", "ttft_ms", "first_token_ns"),
+    ("total", "total_ms", "last_byte_ns"),
+)
 
 
 async def engine_call(engine: Engine, server: MockServer, url: str) -> dict:
     rid = f"acc-engine-{uuid.uuid4().hex}"
-    spec = ProbeSpec(url=url, style="openai", model="m", timeout_s=30, ca_bundle=server.ca_path,
-                     headers={"x-mock-request-id": rid})
+    spec = ProbeSpec(
+        url=url, style="openai", model="m", timeout_s=30, ca_bundle=server.ca_path, headers={"x-mock-request-id": rid}
+    )
     m = await engine.measure(spec)
     if m.outcome != "ok":
         return {"ok": False, "error": f"{m.outcome}: {m.error}"}
@@ -232,11 +238,20 @@ async def engine_call(engine: Engine, server: MockServer, url: str) -> dict:
         if measured is None or server_ns is None:
             return {"ok": False, "error": f"no {field} or server {server_key}"}
         errors[phase] = measured - (server_ns - m.start_ns) / 1e6
-    return {"ok": True, "errors": errors,
-            "phases": {"dns": m.dns_ms, "connect": m.connect_ms, "tls": m.tls_ms, "ttfb": m.ttfb_ms,
-                       "ttfb_after_handshake": m.ttfb_ms - (m.dns_ms or 0) - (m.connect_ms or 0) - (m.tls_ms or 0),
-                       "ttfb_less_hold": m.ttfb_ms - server_hold_ms(rec), "total": m.total_ms,
-                       "accept_to_request": accept_to_request_ms(rec)}}
+    return {
+        "ok": True,
+        "errors": errors,
+        "phases": {
+            "dns": m.dns_ms,
+            "connect": m.connect_ms,
+            "tls": m.tls_ms,
+            "ttfb": m.ttfb_ms,
+            "ttfb_after_handshake": m.ttfb_ms - (m.dns_ms or 0) - (m.connect_ms or 0) - (m.tls_ms or 0),
+            "ttfb_less_hold": m.ttfb_ms - server_hold_ms(rec),
+            "total": m.total_ms,
+            "accept_to_request": accept_to_request_ms(rec),
+        },
+    }
 
 
 def server_hold_ms(rec: dict) -> float:
@@ -252,12 +267,25 @@ def accept_to_request_ms(rec: dict) -> float:
 
 def curl_call(curl: str, server: MockServer, url: str, body: str) -> dict:
     rid = f"acc-curl-{uuid.uuid4().hex}"
-    cmd = [curl, "-s", "-o", "/dev/null", "-w", "%{json}", "-H", f"x-mock-request-id: {rid}",
-           "-H", "content-type: application/json", "--data", body, url]
+    cmd = [
+        curl,
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{json}",
+        "-H",
+        f"x-mock-request-id: {rid}",
+        "-H",
+        "content-type: application/json",
+        "--data",
+        body,
+        url,
+    ]
     if server.ca_path:
         cmd[1:1] = ["--cacert", server.ca_path]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"ok": False, "error": f"curl: {exc}"}
     try:
@@ -270,11 +298,19 @@ def curl_call(curl: str, server: MockServer, url: str, body: str) -> dict:
     # curl's times are cumulative seconds from the start of the transfer.
     lookup, conn, app = w["time_namelookup"], w["time_connect"], w["time_appconnect"]
     ttfb = w["time_starttransfer"] * 1e3
-    return {"ok": True, "phases": {"dns": lookup * 1e3, "connect": (conn - lookup) * 1e3,
-                                   "tls": (app - conn) * 1e3 if app > 0 else None, "ttfb": ttfb,
-                                   "ttfb_after_handshake": ttfb - max(app, conn) * 1e3,
-                                   "ttfb_less_hold": ttfb - server_hold_ms(rec), "total": w["time_total"] * 1e3,
-                                   "accept_to_request": accept_to_request_ms(rec)}}
+    return {
+        "ok": True,
+        "phases": {
+            "dns": lookup * 1e3,
+            "connect": (conn - lookup) * 1e3,
+            "tls": (app - conn) * 1e3 if app > 0 else None,
+            "ttfb": ttfb,
+            "ttfb_after_handshake": ttfb - max(app, conn) * 1e3,
+            "ttfb_less_hold": ttfb - server_hold_ms(rec),
+            "total": w["time_total"] * 1e3,
+            "accept_to_request": accept_to_request_ms(rec),
+        },
+    }
 
 
 async def run_mode(mode: str, runs: int, curl: str, engine: Engine) -> dict:
@@ -286,8 +322,10 @@ async def run_mode(mode: str, runs: int, curl: str, engine: Engine) -> dict:
         # Exactly the body our engine sends, so that curl uploads the same bytes.
         plan = STYLES["openai"].plan(ProbeSpec(url=url, style="openai", model="m"), None)
         body = plan.body.decode()
-        log(f"[{mode}] mock server pid {server.pid} at {server.base_url}; {WARMUP_RUNS} warm-up calls each, "
-            f"then {runs} measured")
+        log(
+            f"[{mode}] mock server pid {server.pid} at {server.base_url}; {WARMUP_RUNS} warm-up calls each, "
+            f"then {runs} measured"
+        )
         for _ in range(WARMUP_RUNS):  # thread pools, imports, page cache: paid here, not in the figures
             await engine_call(engine, server, url)
             curl_call(curl, server, url, body)
@@ -312,21 +350,33 @@ def summarize(mode: str, ours: list[dict], theirs: list[dict]) -> dict:
     ok_theirs = [r for r in theirs if r["ok"]]
     failures = [r["error"] for r in ours + theirs if not r["ok"]]
     if not ok_ours or not ok_theirs:
-        raise BenchError(f"[{mode}] no successful {'engine' if not ok_ours else 'curl'} call; "
-                         f"first errors: {failures[:3]}")
+        raise BenchError(
+            f"[{mode}] no successful {'engine' if not ok_ours else 'curl'} call; first errors: {failures[:3]}"
+        )
     errors = {}
     for phase, _, _ in ERROR_PHASES:
         vals = [r["errors"][phase] for r in ok_ours]
-        errors[phase] = {"median": percentile(vals, 0.5), "p90": percentile(vals, 0.9), "max": max(vals),
-                         "n": len(vals)}
+        errors[phase] = {
+            "median": percentile(vals, 0.5),
+            "p90": percentile(vals, 0.9),
+            "max": max(vals),
+            "n": len(vals),
+        }
     side = {}
     for phase in PHASES:
         a = [r["phases"][phase] for r in ok_ours if r["phases"][phase] is not None]
         b = [r["phases"][phase] for r in ok_theirs if r["phases"][phase] is not None]
         ma, mb = percentile(a, 0.5), percentile(b, 0.5)
         side[phase] = {"ours": ma, "curl": mb, "diff": ma - mb if ma is not None and mb is not None else None}
-    return {"engine_ok": len(ok_ours), "engine_runs": len(ours), "curl_ok": len(ok_theirs), "curl_runs": len(theirs),
-            "failures": failures[:10], "error_ms": errors, "medians_ms": side}
+    return {
+        "engine_ok": len(ok_ours),
+        "engine_runs": len(ours),
+        "curl_ok": len(ok_theirs),
+        "curl_runs": len(theirs),
+        "failures": failures[:10],
+        "error_ms": errors,
+        "medians_ms": side,
+    }
 
 
 def goals(results: dict) -> list[dict]:
@@ -334,39 +384,63 @@ def goals(results: dict) -> list[dict]:
     for mode, res in results.items():
         for phase in ("ttfb", "ttft", "total"):
             value = res["error_ms"][phase]["median"]
-            out.append({"goal": f"{mode} median {phase} error within {GOAL_MS:g} ms", "mode": mode,
-                        "kind": "error", "phase": phase, "value_ms": value, "pass": abs(value) <= GOAL_MS})
+            out.append(
+                {
+                    "goal": f"{mode} median {phase} error within {GOAL_MS:g} ms",
+                    "mode": mode,
+                    "kind": "error",
+                    "phase": phase,
+                    "value_ms": value,
+                    "pass": abs(value) <= GOAL_MS,
+                }
+            )
         # Over TLS curl loads its CA file inside the handshake, on every
         # run (we build the SSL context once, before the clock starts), so
         # curl's raw TTFB is slower by that; the fair TLS comparison is the
         # time to first byte after the handshake. Raw TTFB is printed too.
         for phase in ("connect", "ttfb" if mode == "plain" else "ttfb_after_handshake"):
             value = res["medians_ms"][phase]["diff"]
-            out.append({"goal": f"{mode} median {phase} within {GOAL_MS:g} ms of curl", "mode": mode,
-                        "kind": "vs_curl", "phase": phase, "value_ms": value,
-                        "pass": value is not None and abs(value) <= GOAL_MS})
+            out.append(
+                {
+                    "goal": f"{mode} median {phase} within {GOAL_MS:g} ms of curl",
+                    "mode": mode,
+                    "kind": "vs_curl",
+                    "phase": phase,
+                    "value_ms": value,
+                    "pass": value is not None and abs(value) <= GOAL_MS,
+                }
+            )
     return out
 
 
 def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_version: str) -> None:
     verdict = {(v["mode"], v["kind"], v["phase"]): "PASS" if v["pass"] else "MISS" for v in verdicts}
     print("Probe accuracy: our engine and curl against the mock LLM server (a separate process)")
-    print(f"  {runs} cold calls per client and mode, alternating; server knobs "
-          + " ".join(f"{k}={v}" for k, v in KNOBS.items()) + " (openai stream)")
+    print(
+        f"  {runs} cold calls per client and mode, alternating; server knobs "
+        + " ".join(f"{k}={v}" for k, v in KNOBS.items())
+        + " (openai stream)"
+    )
     load = machine["loadavg"]
-    print(f"  machine: nproc {machine['nproc']} (usable {machine['usable_cpus']}), load average "
-          f"{' '.join(f'{x:.2f}' for x in load) if load else 'n/a'} (1/5/15 min) at the end; "
-          f"Python {machine['python']}; {curl_version}")
-    print(f"  goals: median error of ttfb, ttft and total within {GOAL_MS:g} ms of the server's own stamps; "
-          f"connect and ttfb medians within {GOAL_MS:g} ms of curl's")
+    print(
+        f"  machine: nproc {machine['nproc']} (usable {machine['usable_cpus']}), load average "
+        f"{' '.join(f'{x:.2f}' for x in load) if load else 'n/a'} (1/5/15 min) at the end; "
+        f"Python {machine['python']}; {curl_version}"
+    )
+    print(
+        f"  goals: median error of ttfb, ttft and total within {GOAL_MS:g} ms of the server's own stamps; "
+        f"connect and ttfb medians within {GOAL_MS:g} ms of curl's"
+    )
     print()
     print("1. Our error against the server's timestamps, ms (measured - (server_ns - start_ns)/1e6)")
     print(f"   {'phase':<6} {'mode':<6} {'median':>8} {'p90':>8} {'max':>8}  {'n':>3}  goal")
     for phase, _, _ in ERROR_PHASES:
         for mode, res in results.items():
             e = res["error_ms"][phase]
-            print(f"   {phase:<6} {mode:<6} {fmt(e['median'], True):>8} {fmt(e['p90'], True):>8} "
-                  f"{fmt(e['max'], True):>8}  {e['n']:>3}  |median| <= {GOAL_MS:g}  {verdict[(mode, 'error', phase)]}")
+            print(
+                f"   {phase:<6} {mode:<6} {fmt(e['median'], True):>8} {fmt(e['p90'], True):>8} "
+                f"{fmt(e['max'], True):>8}  {e['n']:>3}  |median| <= {GOAL_MS:g}  {verdict[(mode, 'error', phase)]}"
+            )
     print("   (ttfb: response headers read vs headers_sent_ns; ttft: first token event read vs first_token_ns;")
     print("    total: last byte read vs last_byte_ns. The server stamps right before writing.)")
     print()
@@ -380,24 +454,30 @@ def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_v
                 continue
             key = (mode, "vs_curl", phase)
             goal = f"|diff| <= {GOAL_MS:g}  {verdict[key]}" if key in verdict else "(context)"
-            print(f"   {phase:<17} {mode:<6} {fmt(s['ours']):>9} {fmt(s['curl']):>9} {fmt(s['diff'], True):>10}  {goal}")
+            print(
+                f"   {phase:<17} {mode:<6} {fmt(s['ours']):>9} {fmt(s['curl']):>9} {fmt(s['diff'], True):>10}  {goal}"
+            )
     print("   ttfb_after_handshake: ttfb minus dns, connect and tls. Over TLS it is the goal's measure: curl loads")
     print("   its CA file inside every handshake, while we build the SSL context once before the clock starts.")
     print("   ttfb_less_hold: ttfb minus the time the server held the request (headers_sent_ns - received_ns),")
     print("   i.e. the client's own share of ttfb with the server's sleep and its jitter taken out of both.")
     print("   accept_to_request: server's received_ns - accepted_ns, the client's work between connecting and")
     print("   having sent the whole request (TLS handshake included), on the server's clock for both clients.")
-    print("   curl and our engine both answer \"localhost\" without asking a resolver (RFC 6761), so dns is")
+    print('   curl and our engine both answer "localhost" without asking a resolver (RFC 6761), so dns is')
     print("   context here; a real name is resolved with getaddrinfo by both.")
     print()
     for mode, res in results.items():
-        print(f"   {mode}: engine {res['engine_ok']}/{res['engine_runs']} ok, curl {res['curl_ok']}/{res['curl_runs']} ok"
-              + (f"; failures: {res['failures'][:3]}" if res["failures"] else ""))
+        print(
+            f"   {mode}: engine {res['engine_ok']}/{res['engine_runs']} ok, curl {res['curl_ok']}/{res['curl_runs']} ok"
+            + (f"; failures: {res['failures'][:3]}" if res["failures"] else "")
+        )
     missed = [v for v in verdicts if not v["pass"]]
     print()
     if missed:
-        print(f"RESULT: {len(verdicts) - len(missed)}/{len(verdicts)} goals met; missed: "
-              + "; ".join(f"{v['goal']} (got {fmt(v['value_ms'], True)} ms)" for v in missed))
+        print(
+            f"RESULT: {len(verdicts) - len(missed)}/{len(verdicts)} goals met; missed: "
+            + "; ".join(f"{v['goal']} (got {fmt(v['value_ms'], True)} ms)" for v in missed)
+        )
     else:
         print(f"RESULT: all {len(verdicts)} goals met")
 
@@ -422,10 +502,15 @@ def main() -> int:
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     try:
-        version = subprocess.run([args.curl, "--version"], capture_output=True, text=True, timeout=10)
+        version = subprocess.run([args.curl, "--version"], check=False, capture_output=True, text=True, timeout=10)
         curl_version = version.stdout.split("\n")[0].split(" (")[0]
-        probe = subprocess.run([args.curl, "-s", "-o", "/dev/null", "-w", "%{json}", "file:///dev/null"],
-                               capture_output=True, text=True, timeout=10)
+        probe = subprocess.run(
+            [args.curl, "-s", "-o", "/dev/null", "-w", "%{json}", "file:///dev/null"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         if version.returncode != 0 or "time_total" not in json.loads(probe.stdout or "{}"):
             raise BenchError(f"{args.curl} does not support -w '%{{json}}' (curl 7.70 or later is needed)")
     except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
@@ -445,9 +530,21 @@ def main() -> int:
     machine = machine_context()
     verdicts = goals(results)
     if args.json:
-        print(json.dumps({"runs": args.runs, "knobs": KNOBS, "goal_ms": GOAL_MS, "machine": machine,
-                          "curl": curl_version, "modes": results, "goals": verdicts,
-                          "all_pass": all(v["pass"] for v in verdicts)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "runs": args.runs,
+                    "knobs": KNOBS,
+                    "goal_ms": GOAL_MS,
+                    "machine": machine,
+                    "curl": curl_version,
+                    "modes": results,
+                    "goals": verdicts,
+                    "all_pass": all(v["pass"] for v in verdicts),
+                },
+                indent=2,
+            )
+        )
     else:
         report(results, verdicts, args.runs, machine, curl_version)
     return 0

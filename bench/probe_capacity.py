@@ -43,9 +43,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(BENCH))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 
-import httpx  # noqa: E402
+import contextlib  # noqa: E402
 
+import httpx  # noqa: E402
 from probe_accuracy import BenchError, MockServer, log, machine_context, percentile  # noqa: E402
+
 from probes import runtime  # noqa: E402
 from probes.engine import Engine, ProbeSpec  # noqa: E402
 
@@ -104,10 +106,8 @@ class LoopLag:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
 
 
 async def fetch_logs(servers: list[MockServer], wanted: list[tuple[int, str]]) -> dict[str, dict]:
@@ -141,8 +141,13 @@ async def run_round(engine: Engine, servers: list[MockServer], level: int, timeo
         index = i % len(servers)
         rid = f"cap-{level}-{tag}-{i}"
         url = f"{servers[index].base_url}/v1/chat/completions?{urlencode(KNOBS)}"
-        jobs.append((index, rid, ProbeSpec(url=url, style="openai", model="m", timeout_s=timeout_s,
-                                           headers={"x-mock-request-id": rid})))
+        jobs.append(
+            (
+                index,
+                rid,
+                ProbeSpec(url=url, style="openai", model="m", timeout_s=timeout_s, headers={"x-mock-request-id": rid}),
+            )
+        )
     lag = LoopLag()
     cpu0 = time.process_time()
     server_cpu0 = [process_cpu_s(s.pid) for s in servers]
@@ -155,15 +160,27 @@ async def run_round(engine: Engine, servers: list[MockServer], level: int, timeo
         await lag.stop()
     wall = time.perf_counter() - wall0
     client_cpu = time.process_time() - cpu0
-    server_cpu = [None if a is None or b is None else b - a
-                  for a, b in zip(server_cpu0, (process_cpu_s(s.pid) for s in servers))]
+    server_cpu = [
+        None if a is None or b is None else b - a
+        for a, b in zip(server_cpu0, (process_cpu_s(s.pid) for s in servers), strict=True)
+    ]
 
-    ok = [(index, rid, m) for (index, rid, _), m in zip(jobs, measurements) if m.outcome == "ok"]
+    ok = [(index, rid, m) for (index, rid, _), m in zip(jobs, measurements, strict=True) if m.outcome == "ok"]
     records = await fetch_logs(servers, [(index, rid) for index, rid, _ in ok])
-    out = {"outcomes": Counter(m.outcome for m in measurements), "ok": len(ok), "unscored": 0,
-           "failures": [m.error for m in measurements if m.outcome != "ok"][:3], "errors": [], "ttfb_errors": [],
-           "server_lags": [], "loop_lags": [], "wall_s": wall, "client_cpu_s": client_cpu,
-           "server_cpu_s": server_cpu, "first_token_spread_ms": None}
+    out = {
+        "outcomes": Counter(m.outcome for m in measurements),
+        "ok": len(ok),
+        "unscored": 0,
+        "failures": [m.error for m in measurements if m.outcome != "ok"][:3],
+        "errors": [],
+        "ttfb_errors": [],
+        "server_lags": [],
+        "loop_lags": [],
+        "wall_s": wall,
+        "client_cpu_s": client_cpu,
+        "server_cpu_s": server_cpu,
+        "first_token_spread_ms": None,
+    }
     first_tokens = []
     for _, rid, m in ok:
         rec = records.get(rid)
@@ -181,8 +198,9 @@ async def run_round(engine: Engine, servers: list[MockServer], level: int, timeo
     return out
 
 
-async def run_level(engine: Engine, servers: list[MockServer], level: int, goal_ms: float, timeout_s: float,
-                    repeats: int) -> dict:
+async def run_level(
+    engine: Engine, servers: list[MockServer], level: int, goal_ms: float, timeout_s: float, repeats: int
+) -> dict:
     rounds = []
     for i in range(repeats):
         if i:
@@ -192,34 +210,56 @@ async def run_level(engine: Engine, servers: list[MockServer], level: int, goal_
     def pooled(key: str) -> list[float]:
         return [v for r in rounds for v in r[key]]
 
-    errors, ttfb_errors, server_lags, loop_lags = (pooled(k) for k in ("errors", "ttfb_errors", "server_lags",
-                                                                          "loop_lags"))
+    errors, ttfb_errors, server_lags, loop_lags = (
+        pooled(k) for k in ("errors", "ttfb_errors", "server_lags", "loop_lags")
+    )
     outcomes = sum((r["outcomes"] for r in rounds), Counter())
     if not errors:
-        raise BenchError(f"level {level}: no call could be scored; outcomes {dict(outcomes)}, "
-                         f"e.g. {rounds[0]['failures']}")
+        raise BenchError(
+            f"level {level}: no call could be scored; outcomes {dict(outcomes)}, e.g. {rounds[0]['failures']}"
+        )
     wall = sum(r["wall_s"] for r in rounds)
-    server_cpu = [None if any(r["server_cpu_s"][i] is None for r in rounds)
-                  else sum(r["server_cpu_s"][i] for r in rounds) / wall * 100 for i in range(len(servers))]
+    server_cpu = [
+        None
+        if any(r["server_cpu_s"][i] is None for r in rounds)
+        else sum(r["server_cpu_s"][i] for r in rounds) / wall * 100
+        for i in range(len(servers))
+    ]
     median, p95 = percentile(errors, 0.5), percentile(errors, 0.95)
     res = {
-        "level": level, "repeats": repeats, "calls": level * repeats, "ok": sum(r["ok"] for r in rounds),
-        "scored": len(errors), "outcomes": dict(outcomes), "unscored": sum(r["unscored"] for r in rounds),
+        "level": level,
+        "repeats": repeats,
+        "calls": level * repeats,
+        "ok": sum(r["ok"] for r in rounds),
+        "scored": len(errors),
+        "outcomes": dict(outcomes),
+        "unscored": sum(r["unscored"] for r in rounds),
         "ttft_error_ms": {"median": median, "p95": p95, "max": max(errors)},
         "ttfb_error_ms": {"median": percentile(ttfb_errors, 0.5), "p95": percentile(ttfb_errors, 0.95)},
-        "server_lag_ms": {"median": percentile(server_lags, 0.5), "p95": percentile(server_lags, 0.95),
-                          "max": max(server_lags)},
-        "client_loop_lag_ms": {"median": percentile(loop_lags, 0.5), "p95": percentile(loop_lags, 0.95),
-                               "max": max(loop_lags) if loop_lags else None, "samples": len(loop_lags)},
+        "server_lag_ms": {
+            "median": percentile(server_lags, 0.5),
+            "p95": percentile(server_lags, 0.95),
+            "max": max(server_lags),
+        },
+        "client_loop_lag_ms": {
+            "median": percentile(loop_lags, 0.5),
+            "p95": percentile(loop_lags, 0.95),
+            "max": max(loop_lags) if loop_lags else None,
+            "samples": len(loop_lags),
+        },
         "first_token_spread_ms": [r["first_token_spread_ms"] for r in rounds],
-        "client_cpu_pct": sum(r["client_cpu_s"] for r in rounds) / wall * 100, "server_cpu_pct": server_cpu,
-        "wall_s": wall / repeats, "median_within_goal": median <= goal_ms, "p95_within_goal": p95 <= goal_ms,
+        "client_cpu_pct": sum(r["client_cpu_s"] for r in rounds) / wall * 100,
+        "server_cpu_pct": server_cpu,
+        "wall_s": wall / repeats,
+        "median_within_goal": median <= goal_ms,
+        "p95_within_goal": p95 <= goal_ms,
     }
     res["meets_goal"] = len(errors) == level * repeats and res["median_within_goal"]
     client_side = (res["client_loop_lag_ms"]["p95"] or 0) > goal_ms
     server_side = res["server_lag_ms"]["p95"] > goal_ms
     res["lagging"] = {(True, True): "both", (True, False): "client", (False, True): "server"}.get(
-        (client_side, server_side), "none")
+        (client_side, server_side), "none"
+    )
     return res
 
 
@@ -230,11 +270,14 @@ def fmt(value: float | None, width: int = 7, digits: int = 2) -> str:
 def print_row(r: dict) -> None:
     e, s, c = r["ttft_error_ms"], r["server_lag_ms"], r["client_loop_lag_ms"]
     scpu = "/".join(f"{x:.0f}" if x is not None else "-" for x in r["server_cpu_pct"])
-    print(f"{r['level']:>6} {r['ok']:>5} {fmt(e['median'])} {fmt(e['p95'])} {fmt(e['max'], 8)}  "
-          f"{fmt(s['median'])} {fmt(s['p95'])}  {fmt(c['p95'])} {fmt(c['max'], 8)}  "
-          f"{r['client_cpu_pct']:>5.0f} {scpu:>7}  {r['wall_s']:>5.1f}  "
-          f"{'PASS' if r['median_within_goal'] else 'MISS'}/{'PASS' if r['p95_within_goal'] else 'MISS'}"
-          f"{'' if r['scored'] == r['calls'] else ' (not all ok)'}  {r['lagging']}", flush=True)
+    print(
+        f"{r['level']:>6} {r['ok']:>5} {fmt(e['median'])} {fmt(e['p95'])} {fmt(e['max'], 8)}  "
+        f"{fmt(s['median'])} {fmt(s['p95'])}  {fmt(c['p95'])} {fmt(c['max'], 8)}  "
+        f"{r['client_cpu_pct']:>5.0f} {scpu:>7}  {r['wall_s']:>5.1f}  "
+        f"{'PASS' if r['median_within_goal'] else 'MISS'}/{'PASS' if r['p95_within_goal'] else 'MISS'}"
+        f"{'' if r['scored'] == r['calls'] else ' (not all ok)'}  {r['lagging']}",
+        flush=True,
+    )
 
 
 async def main_async(args: argparse.Namespace, levels: list[int], nofile: tuple[int, int]) -> dict:
@@ -247,25 +290,36 @@ async def main_async(args: argparse.Namespace, levels: list[int], nofile: tuple[
             servers[-1].start()
         log("mock servers: " + ", ".join(f"pid {s.pid} at {s.base_url}" for s in servers))
         # Lazy imports, first connections, thread pools: paid here, not in the first level.
-        warm = [ProbeSpec(url=f"{s.base_url}/v1/chat/completions?tokens=2", style="openai", model="m")
-                for s in servers for _ in range(3)]
+        warm = [
+            ProbeSpec(url=f"{s.base_url}/v1/chat/completions?tokens=2", style="openai", model="m")
+            for s in servers
+            for _ in range(3)
+        ]
         for m in await asyncio.gather(*(engine.measure(spec) for spec in warm)):
             if m.outcome != "ok":
                 raise BenchError(f"warm-up call failed: {m.outcome}: {m.error}")
         if not args.json:
             machine = machine_context()
             print("Probe capacity: concurrent cold streaming probes in ONE process (one asyncio loop)")
-            print(f"  mock server: {len(servers)} separate process(es); each call openai stream "
-                  + " ".join(f"{k}={v}" for k, v in KNOBS.items()) + "; literal 127.0.0.1, so no DNS")
-            print(f"  machine: nproc {machine['nproc']}, load average "
-                  f"{' '.join(f'{x:.2f}' for x in machine['loadavg'] or [])} at start; open files {nofile[0]}")
-            print(f"  goal: median TTFT error within {args.goal_ms:g} ms with every call ok (p95 shown too); "
-                  f"{args.repeats} burst(s) per level, pooled")
+            print(
+                f"  mock server: {len(servers)} separate process(es); each call openai stream "
+                + " ".join(f"{k}={v}" for k, v in KNOBS.items())
+                + "; literal 127.0.0.1, so no DNS"
+            )
+            print(
+                f"  machine: nproc {machine['nproc']}, load average "
+                f"{' '.join(f'{x:.2f}' for x in machine['loadavg'] or [])} at start; open files {nofile[0]}"
+            )
+            print(
+                f"  goal: median TTFT error within {args.goal_ms:g} ms with every call ok (p95 shown too); "
+                f"{args.repeats} burst(s) per level, pooled"
+            )
             print()
-            print("                TTFT error vs server, ms     server lag, ms  client loop lag   CPU %         "
-                  "goal")
-            print(" level    ok  median     p95      max   median     p95      p95      max  client  server  "
-                  "wall s  med/p95  lag>goal")
+            print("                TTFT error vs server, ms     server lag, ms  client loop lag   CPU %         goal")
+            print(
+                " level    ok  median     p95      max   median     p95      p95      max  client  server  "
+                "wall s  med/p95  lag>goal"
+            )
         for level in levels:
             if level * 2 + 64 > nofile[0]:
                 log(f"probe_capacity: level {level} may run out of file descriptors (limit {nofile[0]})")
@@ -279,19 +333,26 @@ async def main_async(args: argparse.Namespace, levels: list[int], nofile: tuple[
         for s in servers:
             s.stop()
     meeting = [r["level"] for r in results if r["meets_goal"]]
-    return {"knobs": KNOBS, "goal_ms": args.goal_ms, "servers": args.servers, "levels": results,
-            "highest_level_meeting_goal": max(meeting) if meeting else None,
-            "all_levels_up_to_highest_meet_goal": bool(meeting) and all(
-                r["meets_goal"] for r in results if r["level"] <= max(meeting))}
+    return {
+        "knobs": KNOBS,
+        "goal_ms": args.goal_ms,
+        "servers": args.servers,
+        "levels": results,
+        "highest_level_meeting_goal": max(meeting) if meeting else None,
+        "all_levels_up_to_highest_meet_goal": bool(meeting)
+        and all(r["meets_goal"] for r in results if r["level"] <= max(meeting)),
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--levels", default=DEFAULT_LEVELS, help=f"concurrency levels (default {DEFAULT_LEVELS})")
-    parser.add_argument("--servers", type=int, default=1,
-                        help="mock server processes, calls spread round-robin over them (default 1)")
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="bursts per level, their calls pooled into one distribution (default 1)")
+    parser.add_argument(
+        "--servers", type=int, default=1, help="mock server processes, calls spread round-robin over them (default 1)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="bursts per level, their calls pooled into one distribution (default 1)"
+    )
     parser.add_argument("--goal-ms", type=float, default=2.0, help="TTFT error goal (default 2 ms)")
     parser.add_argument("--timeout", type=float, default=60.0, help="per-call deadline in seconds (default 60)")
     parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout instead of the table")

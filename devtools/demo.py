@@ -13,6 +13,7 @@ child asks the kernel to signal it if we die, so not even a SIGKILL of this proc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import signal
@@ -39,8 +40,11 @@ class _Stop(Exception):
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m devtools.demo",
-        description="Start the whole demo (services, workers, scheduler, web) and stop it all on Ctrl-C.")
-    parser.add_argument("--state", default=str(ROOT / "var" / "demo"), help="folder for all demo state (default ./var/demo)")
+        description="Start the whole demo (services, workers, scheduler, web) and stop it all on Ctrl-C.",
+    )
+    parser.add_argument(
+        "--state", default=str(ROOT / "var" / "demo"), help="folder for all demo state (default ./var/demo)"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--regions", type=int, default=0, help="how many regions to probe from (default all)")
@@ -164,15 +168,39 @@ class Demo:
         self.step("static files", self._collectstatic)
 
         self.spawn("ingest_worker", ["ingest_worker", "--loglevel", "WARNING"])
-        self.spawn("region_worker", ["region_worker", "--region", ",".join(slugs), "--concurrency",
-                                     str(max(20, 10 * len(slugs))), "--loglevel", "WARNING"])
+        self.spawn(
+            "region_worker",
+            [
+                "region_worker",
+                "--region",
+                ",".join(slugs),
+                "--concurrency",
+                str(max(20, 10 * len(slugs))),
+                "--loglevel",
+                "WARNING",
+            ],
+        )
         self.spawn("scheduler", ["scheduler", "--loglevel", "WARNING"])
         self.say("ok", f"ingest worker, region worker ({len(slugs)} regions), scheduler started")
-        self.spawn("web", ["-m", "uvicorn", "latency.asgi:application", "--host", self.host, "--port",
-                           str(self.port), "--no-access-log", "--no-proxy-headers"], manage=False)
+        self.spawn(
+            "web",
+            [
+                "-m",
+                "uvicorn",
+                "latency.asgi:application",
+                "--host",
+                self.host,
+                "--port",
+                str(self.port),
+                "--no-access-log",
+                "--no-proxy-headers",
+            ],
+            manage=False,
+        )
         self.step(f"web server on {self.host}:{self.port}", self._wait_port, "web", self.port, self.host, 60)
-        self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/",
-                                     children={name: p.pid for name, p, _ in self.children})
+        self.services.write_manifest(
+            web_url=f"http://{self.host}:{self.port}/", children={name: p.pid for name, p, _ in self.children}
+        )
         self.write()
         self.say("ok", f"ready in {time.monotonic() - self.t0:.1f} s; logs in {self.state / 'logs'}")
         self.write(f"\n    Latency Atlas: http://{self.host}:{self.port}/")
@@ -255,7 +283,11 @@ class Demo:
         log = open(log_path, "ab")
         argv = [sys.executable, *(["manage.py"] if manage else []), *args]
         popen = subprocess.Popen(
-            argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            argv,
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             # Own session: a terminal's Ctrl-C reaches only us, and we stop children in order.
             start_new_session=True,
@@ -280,26 +312,20 @@ class Demo:
         started = time.monotonic()
         running = [(n, p) for n, p, _ in self.children if p.poll() is None]
         for _, popen in running:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(popen.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + STOP_GRACE_S
         for name, popen in running:
             try:
                 popen.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 self.say("..", f"{name} did not stop in {STOP_GRACE_S} s: killing it")
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(popen.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 popen.wait(timeout=10)
             # Also reap anything the child left in its process group.
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(popen.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if running:
             self.say("ok", f"stopped {len(running)} processes ({time.monotonic() - started:.1f} s)")
         if self.services is not None:

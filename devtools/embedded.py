@@ -248,7 +248,7 @@ def _package_dir(module: str, dist: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedError(f"the {dist} package is not installed (make install, or pip install -e .)")
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 # --- PostgreSQL --------------------------------------------------------------
@@ -359,18 +359,47 @@ class EmbeddedPostgres:
                     shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
             with open(self.log, "ab") as log:
                 done = subprocess.run(
-                    [str(self.bin / "initdb"), "-D", str(self.data), "-U", PG_USER, "--auth=trust",
-                     "--encoding=UTF8", "--no-instructions"],
-                    stdout=log, stderr=subprocess.STDOUT, preexec_fn=child_preexec(signal.SIGKILL, uid, gid),
+                    [
+                        str(self.bin / "initdb"),
+                        "-D",
+                        str(self.data),
+                        "-U",
+                        PG_USER,
+                        "--auth=trust",
+                        "--encoding=UTF8",
+                        "--no-instructions",
+                    ],
+                    check=False,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=child_preexec(signal.SIGKILL, uid, gid),
                     cwd=self.root,
                 )
             if done.returncode != 0:
                 raise EmbeddedError(f"initdb failed; see {self.log}:\n{_log_tail(self.log)}")
         log = open(self.log, "ab")
         self.popen = subprocess.Popen(
-            [str(self.bin / "postgres"), "-D", str(self.data), "-k", str(self.socket_dir), "-h", "", "-p",
-             str(PG_PORT), "-c", "max_connections=200", "-c", "shared_buffers=64MB", "-c", "fsync=on"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.root,
+            [
+                str(self.bin / "postgres"),
+                "-D",
+                str(self.data),
+                "-k",
+                str(self.socket_dir),
+                "-h",
+                "",
+                "-p",
+                str(PG_PORT),
+                "-c",
+                "max_connections=200",
+                "-c",
+                "shared_buffers=64MB",
+                "-c",
+                "fsync=on",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=self.root,
             start_new_session=True,
             # SIGINT is PostgreSQL's fast shutdown: clean, without waiting for clients to leave.
             preexec_fn=child_preexec(signal.SIGINT, uid, gid),
@@ -383,8 +412,9 @@ class EmbeddedPostgres:
     def _connect(self, dbname: str):
         import psycopg
 
-        return psycopg.connect(host=str(self.socket_dir), port=PG_PORT, user=PG_USER, dbname=dbname,
-                               autocommit=True, connect_timeout=3)
+        return psycopg.connect(
+            host=str(self.socket_dir), port=PG_PORT, user=PG_USER, dbname=dbname, autocommit=True, connect_timeout=3
+        )
 
     def _wait_ready(self, timeout: float = 60) -> None:
         import psycopg
@@ -401,8 +431,9 @@ class EmbeddedPostgres:
                     return
             except psycopg.OperationalError:
                 if time.monotonic() > deadline:
-                    raise EmbeddedError(f"PostgreSQL did not accept connections within {timeout:.0f} s; "
-                                        f"see {self.log}") from None
+                    raise EmbeddedError(
+                        f"PostgreSQL did not accept connections within {timeout:.0f} s; see {self.log}"
+                    ) from None
                 time.sleep(0.1)
 
     def _ensure_database(self) -> None:
@@ -490,8 +521,13 @@ class EmbeddedRedis:
             self._write_conf(self.port)
             log = open(self.log, "ab")
             self.popen = subprocess.Popen(
-                [str(self.bin), str(self.conf)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=self.root, start_new_session=True, preexec_fn=child_preexec(signal.SIGTERM),
+                [str(self.bin), str(self.conf)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.root,
+                start_new_session=True,
+                preexec_fn=child_preexec(signal.SIGTERM),
             )
             log.close()
             if self._wait_ready():
@@ -657,9 +693,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="action", required=True)
     run = sub.add_parser("run", help="run a command against embedded PostgreSQL and Redis")
     run.add_argument("--state", help="state folder (default: a temporary one, removed afterwards)")
-    run.add_argument("--tests", action="store_true",
-                     help="for the test suite: use only LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL, "
-                          "embedding each one not given (never DATABASE_URL / REDIS_URL)")
+    run.add_argument(
+        "--tests",
+        action="store_true",
+        help="for the test suite: use only LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL, "
+        "embedding each one not given (never DATABASE_URL / REDIS_URL)",
+    )
     run.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     return _run(args)

@@ -55,10 +55,19 @@ class BenchError(Exception):
 
 def manage(env: dict[str, str], *args: str, timeout: float = 600) -> str:
     """Run `manage.py ARGS` with env over ours; its stdout, or BenchError with the end of its output."""
-    proc = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if proc.returncode != 0:
-        raise BenchError(f"manage.py {' '.join(args)} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
+        raise BenchError(
+            f"manage.py {' '.join(args)} failed ({proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}"
+        )
     return proc.stdout.strip()
 
 
@@ -78,23 +87,29 @@ def redis_url_for(redis_db: int) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{redis_db}", parts.query, ""))
 
 
-def bench_env(db_name: str, *, channel_prefix: str, redis_db: int | None = None,
-              extra: dict[str, str] | None = None) -> dict[str, str]:
+def bench_env(
+    db_name: str, *, channel_prefix: str, redis_db: int | None = None, extra: dict[str, str] | None = None
+) -> dict[str, str]:
     """A benchmark's own database (and Redis database, when it uses one) on the configured servers.
 
     The bench drops, truncates or flushes what it is given, so the configured names themselves are refused.
     """
     if urlsplit(os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL).path.lstrip("/") == db_name:
         raise BenchError(f"DATABASE_URL already names {db_name!r}; the bench drops or reloads it: choose another")
-    env = {"DATABASE_URL": database_url_for(db_name), "LATENCY_CHANNEL_PREFIX": channel_prefix,
-           "DJANGO_SETTINGS_MODULE": "latency.settings", "PYTHONUNBUFFERED": "1"}
+    env = {
+        "DATABASE_URL": database_url_for(db_name),
+        "LATENCY_CHANNEL_PREFIX": channel_prefix,
+        "DJANGO_SETTINGS_MODULE": "latency.settings",
+        "PYTHONUNBUFFERED": "1",
+    }
     if redis_db is not None:
         redis_url = redis_url_for(redis_db)
         base_redis = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
         for configured in {base_redis, os.environ.get("CELERY_BROKER_URL") or base_redis}:
             if configured.rstrip("/") == redis_url.rstrip("/"):
-                raise BenchError(f"the configured Redis URL is already {redis_url}: the bench flushes that "
-                                 "database; choose another")
+                raise BenchError(
+                    f"the configured Redis URL is already {redis_url}: the bench flushes that database; choose another"
+                )
         # CELERY_BROKER_URL too: settings prefer it over REDIS_URL when set.
         env.update(REDIS_URL=redis_url, CELERY_BROKER_URL=redis_url)
     return {**env, **(extra or {})}
@@ -121,8 +136,13 @@ def machine_context() -> dict:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
-    return {"nproc": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)), "loadavg": load,
-            "python": platform.python_version(), "platform": platform.platform()}
+    return {
+        "nproc": os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0)),
+        "loadavg": load,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
 
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -139,7 +159,7 @@ def cpu_by_process() -> dict[tuple[int, str], float]:
                 raw = f.read()
         except OSError:
             continue
-        comm = raw[raw.index("(") + 1:raw.rindex(")")]
+        comm = raw[raw.index("(") + 1 : raw.rindex(")")]
         fields = raw.rsplit(")", 1)[1].split()
         out[(int(entry), comm)] = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
     return out
@@ -351,7 +371,7 @@ def outside_browser_loop(fn, *args, **kwargs):
     def run() -> None:
         try:
             result["value"] = fn(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:
             result["error"] = exc
         finally:
             connections.close_all()

@@ -118,7 +118,7 @@ class Transport(redis.Transport):
             super()._deliver(message, queue)
         except self._broker_errors():
             raise
-        except Exception as exc:  # noqa: BLE001 - whatever one message breaks is that message's fault
+        except Exception as exc:
             self._settle(message)
             consumed = {q for chan in self.channels for q in getattr(chan, "active_queues", ())}
             reject_message(

@@ -114,7 +114,7 @@ def great_circle_points(lat1: float, lon1: float, lat2: float, lon2: float, n: i
     p1, l1, p2, l2 = map(math.radians, (lat1, lon1, lat2, lon2))
     a = (math.cos(p1) * math.cos(l1), math.cos(p1) * math.sin(l1), math.sin(p1))
     b = (math.cos(p2) * math.cos(l2), math.cos(p2) * math.sin(l2), math.sin(p2))
-    dot = max(-1.0, min(1.0, sum(x * y for x, y in zip(a, b))))
+    dot = max(-1.0, min(1.0, sum(x * y for x, y in zip(a, b, strict=True))))
     omega = math.acos(dot)
     lats, lons = [], []
     for i in range(n):
@@ -126,10 +126,10 @@ def great_circle_points(lat1: float, lon1: float, lat2: float, lon2: float, n: i
             # no unique great circle and fall back to the straight chord.
             s = math.sin(omega)
             if s < 1e-12:
-                point = tuple(x + (y - x) * t for x, y in zip(a, b))
+                point = tuple(x + (y - x) * t for x, y in zip(a, b, strict=True))
             else:
                 wa, wb = math.sin((1 - t) * omega) / s, math.sin(t * omega) / s
-                point = tuple(wa * x + wb * y for x, y in zip(a, b))
+                point = tuple(wa * x + wb * y for x, y in zip(a, b, strict=True))
         x, y, z = point
         lats.append(math.degrees(math.atan2(z, math.hypot(x, y))))
         lons.append(math.degrees(math.atan2(y, x)))
@@ -168,7 +168,10 @@ def _region_hover(row: dict, metric: str, pname: str) -> str:
     lines.append(f"samples: {row.get('samples', 0)}")
     lines.append(f"error rate: {_percent(row.get('error_rate'))}")
     floor = row.get("floor_ms")
-    lines.append(f"physical floor (fiber, round trip): {_fmt(floor) if floor is not None else 'n/a (one target with a location)'}")
+    lines.append(
+        "physical floor (fiber, round trip): "
+        + (_fmt(floor) if floor is not None else "n/a (one target with a location)")
+    )
     lines.append(f"measured connect p50: {_fmt(row.get('connect_p50'))}")
     lines.append(f"latency tax: {_fmt(row.get('tax_ms')) if row.get('tax_ms') is not None else 'n/a'}")
     return "<br>".join(lines)
@@ -211,7 +214,8 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
         for row in without:
             if row.get("samples"):
                 hover.append(
-                    f"<b>{label_text(row['name'])}</b><br>{row['samples']} samples, error rate {_percent(row.get('error_rate'))}"
+                    f"<b>{label_text(row['name'])}</b><br>{row['samples']} samples,"
+                    f" error rate {_percent(row.get('error_rate'))}"
                     f"<br>no {label} value in this window"
                 )
             else:

@@ -28,6 +28,9 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 from django.utils.functional import cached_property
 
+from probes.engine.result import OUTCOMES
+from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
+from probes.models import Probe, Region, Target
 from probes.readings.selection import (
     DEFAULT_METRIC,
     DEFAULT_PERCENTILE,
@@ -40,9 +43,6 @@ from probes.readings.selection import (
     BadParameter,
 )
 from probes.readings.selection import Selection as Filters
-from probes.engine.result import OUTCOMES
-from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
-from probes.models import Probe, Region, Target
 from probes.timeparse import parse_when
 
 # The largest id PostgreSQL's bigint holds: a longer number cannot name a row.

@@ -9,9 +9,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from django.core.exceptions import ImproperlyConfigured
-
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 from latency.env import channel_layer, database_from_url, env_bool, env_int, env_list, env_str
 from latency.proxy import parse_proxies

@@ -49,8 +49,7 @@ def empty_window_message(f: Selection) -> str:
         places = Region.objects.filter(id__in=f.region_ids).order_by("name").values_list("name", flat=True)
         subject += " from " + ", ".join(places)
     return (
-        f"No measurements {window_phrase(f)} for {subject} — widen the window or check that region "
-        "workers are running."
+        f"No measurements {window_phrase(f)} for {subject} — widen the window or check that region workers are running."
     )
 
 
@@ -105,9 +104,8 @@ def overview(request: HttpRequest) -> HttpResponse:
     f, error = _filters(form)
     no_probes = not Probe.objects.exists()
     empty_message = ""
-    if f is not None and not no_probes:
-        if not any(row["samples"] for row in readings.summary(f)):
-            empty_message = empty_window_message(f)
+    if f is not None and not no_probes and not any(row["samples"] for row in readings.summary(f)):
+        empty_message = empty_window_message(f)
     context = {
         "no_probes": no_probes,
         "error": error,

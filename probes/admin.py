@@ -220,7 +220,6 @@ class HourlyRollupAdmin(admin.ModelAdmin):
         return False
 
 
-
 @admin.register(DailyRollup)
 class DailyRollupAdmin(HourlyRollupAdmin):
     """Whole days merged from hourly rollups, for long dashboard windows."""
@@ -228,6 +227,7 @@ class DailyRollupAdmin(HourlyRollupAdmin):
     list_display = ("day", "probe", "region", "samples", "errors", "ttft_p50", "ttft_p95", "tokens_per_s")
     date_hierarchy = "day"
     ordering = ("-day",)
+
 
 @admin.register(RollupHour)
 class RollupHourAdmin(admin.ModelAdmin):
@@ -276,10 +276,7 @@ class DeadLetterAdmin(admin.ModelAdmin):
 
     @admin.display(description="as received")
     def received(self, obj: DeadLetter):
-        if obj.payload is not None:
-            text = json.dumps(obj.payload, indent=2, ensure_ascii=False)
-        else:
-            text = obj.payload_text
+        text = json.dumps(obj.payload, indent=2, ensure_ascii=False) if obj.payload is not None else obj.payload_text
         return format_html('<pre class="dead-letter">{}</pre>', text)
 
     def has_add_permission(self, request) -> bool:

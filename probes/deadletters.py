@@ -44,10 +44,7 @@ def as_stored(value: Any, *, raw: bool = False) -> tuple[Any, str]:
     unpaired surrogates). The text is ASCII, so PostgreSQL always takes it.
     """
     if raw or isinstance(value, (bytes, bytearray, memoryview)):
-        if isinstance(value, str):
-            data = value.encode("utf-8", "surrogatepass")
-        else:
-            data = bytes(value)
+        data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
         return None, data.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
@@ -151,7 +148,10 @@ def reject_message(value: Any, *, source: str, reason: str, keep: bool, raw: boo
             connection.close()
             log.error(
                 "could not keep a rejected message from %s as a dead letter (%s): %s; message: %s",
-                source, str(exc).strip()[:200], reason, preview(value),
+                source,
+                str(exc).strip()[:200],
+                reason,
+                preview(value),
             )
             return
         log.warning("rejected a message from %s (kept as a dead letter): %s", source, reason)

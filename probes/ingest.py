@@ -193,7 +193,9 @@ def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = 
     if letters:
         log.warning(
             "ingest: %d of %d payloads kept as dead letters, e.g. %s",
-            len(letters), len(payloads) + len(rejected or ()), letters[0][1][:200],
+            len(letters),
+            len(payloads) + len(rejected or ()),
+            letters[0][1][:200],
         )
     return items
 
@@ -318,7 +320,10 @@ def ingest_messages(messages: list[tuple]) -> int:
             payloads.extend(body if isinstance(body, list) else [body])
         else:
             rejected.append(
-                ({"args": args, "kwargs": kwargs}, f"task message {label}: expected one argument, a measurement or a list of them")
+                (
+                    {"args": args, "kwargs": kwargs},
+                    f"task message {label}: expected one argument, a measurement or a list of them",
+                )
             )
     return store_with_retry(payloads, rejected=rejected)
 

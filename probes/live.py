@@ -35,7 +35,7 @@ def broadcast(items: list[dict]) -> None:
         return
     try:
         asyncio.run_coroutine_threadsafe(_send(layer, items), _broadcast_loop.get()).result(timeout=10)
-    except Exception:  # noqa: BLE001 - the rows are stored; a live view lagging must not fail ingest
+    except Exception:
         log.warning("broadcast of %d measurements failed", len(items), exc_info=True)
 
 

@@ -18,6 +18,7 @@ contract; this module only describes them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -140,7 +141,7 @@ def stored_engine_fields() -> tuple[str, ...]:
     return (*SPECIAL_FIELDS, *(m.column for m in METRICS), *(f.name for f in OTHER_FIELDS))
 
 
-def unaccounted_engine_fields(names) -> list[str]:
+def unaccounted_engine_fields(names: Iterable[str]) -> list[str]:
     """Engine result fields that ingest neither stores nor ignores on purpose."""
     known = set(stored_engine_fields()) | set(IGNORED_ENGINE_FIELDS)
     return [name for name in names if name not in known]

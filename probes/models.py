@@ -90,8 +90,7 @@ def validate_http_url(value: str) -> None:
     for name, _ in parse_qsl(parts.query, keep_blank_values=True):
         if name.lower() in KEY_QUERY_PARAMS:
             raise ValidationError(
-                "Do not put the key in the URL (?%(param)s=); name the environment variable holding it in "
-                "api_key_env.",
+                "Do not put the key in the URL (?%(param)s=); name the environment variable holding it in api_key_env.",
                 code="url_key",
                 params={"param": name},
             )
@@ -315,8 +314,7 @@ class Target(models.Model):
                 errors["model"] = f"A model is required for the {STYLE_LABELS[self.api_style]} style."
             elif self.api_style == "gemini" and self.url and not self.url_names_model:
                 errors["model"] = (
-                    "A model is required for Gemini unless the URL names it "
-                    "(.../models/NAME:streamGenerateContent)."
+                    "A model is required for Gemini unless the URL names it (.../models/NAME:streamGenerateContent)."
                 )
         if (self.latitude is None) != (self.longitude is None):
             # A single coordinate cannot be drawn on the map: ask for both.
@@ -343,9 +341,7 @@ class Probe(models.Model):
         default=60,
         validators=[
             MinValueValidator(MIN_INTERVAL_S, message=f"Interval must be at least {MIN_INTERVAL_S} seconds."),
-            MaxValueValidator(
-                MAX_INTERVAL_S, message=f"Interval must be at most {MAX_INTERVAL_S} seconds (one day)."
-            ),
+            MaxValueValidator(MAX_INTERVAL_S, message=f"Interval must be at most {MAX_INTERVAL_S} seconds (one day)."),
         ],
         help_text=f"Seconds between runs, {MIN_INTERVAL_S} to {MAX_INTERVAL_S}.",
     )
@@ -489,9 +485,7 @@ class Measurement(models.Model):
             models.Index(fields=["probe", "started_at"], name="meas_probe_started"),
             # Per-target failures list: failures are rare, so a partial index
             # stays small and skips the bulk of successful rows.
-            models.Index(
-                fields=["target", "started_at"], condition=~Q(outcome=OK), name="meas_target_failures"
-            ),
+            models.Index(fields=["target", "started_at"], condition=~Q(outcome=OK), name="meas_target_failures"),
         ]
 
     def __str__(self) -> str:

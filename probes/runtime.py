@@ -157,7 +157,7 @@ class ResultBatcher:
                 batch, self._items = self._items[: self._max_items], self._items[self._max_items :]
             try:
                 self._publish([payload for payload, _, _ in batch])
-            except Exception as exc:  # noqa: BLE001 - handed to each waiting run, which fails (and is redelivered)
+            except Exception as exc:
                 for _, _, box in batch:
                     box["error"] = exc
             for _, done, _ in batch:
@@ -168,7 +168,7 @@ _batcher: ResultBatcher | None = None
 
 
 def result_batcher(publish) -> ResultBatcher:
-    global _batcher
+    global _batcher  # noqa: PLW0603 -- one batcher per worker process, by design
     with _lock:
         if _batcher is None:
             _batcher = ResultBatcher(publish)

@@ -208,7 +208,7 @@ class SlotScheduler(beat.Scheduler):
         except redis.RedisError as exc:
             log.warning("scheduler: redis unavailable, will retry: %s", exc)
             return
-        except Exception:  # noqa: BLE001 - a broker hiccup must not kill the schedule
+        except Exception:
             log.exception("scheduler: dispatch failed, will retry")
             return
         if sent:

@@ -50,7 +50,9 @@ def run_slot(self, *args, **kwargs) -> str:
     if late > timedelta(seconds=interval) and not redelivered:
         # Queued while no worker listened: firing it now would be a burst of
         # stale runs. A redelivery (its worker died mid-run) still runs.
-        log.info("skipping stale slot %s of probe %s (%.0f s late)", scheduled, message["probe_id"], late.total_seconds())
+        log.info(
+            "skipping stale slot %s of probe %s (%.0f s late)", scheduled, message["probe_id"], late.total_seconds()
+        )
         return "stale"
     result = run_probe(spec)
     payload = {

@@ -45,8 +45,8 @@ def render_waterfall(spec: ProbeSpec, m: Measurement, *, color: bool = False) ->
         if start is None or end is None:
             lines.append(f"  {label:<20} {'-':>10}")
             continue
-        a = int(round(start / scale * WIDTH))
-        b = max(a + 1, int(round(end / scale * WIDTH)))
+        a = round(start / scale * WIDTH)
+        b = max(a + 1, round(end / scale * WIDTH))
         bar = " " * a + "█" * (b - a)
         lines.append(f"  {label:<20} {end - start:>9.3f} ms |{bar:<{WIDTH}}| at {end:.3f}")
     lines.append("")

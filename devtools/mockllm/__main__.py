@@ -20,15 +20,21 @@ KNOB_OPTIONS = ("ttft_ms", "tokens", "gap_ms", "headers_delay_ms", "reasoning_to
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m devtools.mockllm",
-        description="Serve mock OpenAI, Anthropic and Gemini APIs with configurable timing and faults.")
+        description="Serve mock OpenAI, Anthropic and Gemini APIs with configurable timing and faults.",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: any free port, shown at start)")
     parser.add_argument("--tls", action="store_true", help="serve HTTPS with a freshly generated local CA")
     parser.add_argument("--ca-out", metavar="FILE", help="with --tls, also write the CA certificate (PEM) here")
     for name in KNOB_OPTIONS:
         parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N", help=f"default {name}")
-    parser.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
-                        help=f"default for any knob ({', '.join(KNOBS)}); repeatable")
+    parser.add_argument(
+        "--knob",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"default for any knob ({', '.join(KNOBS)}); repeatable",
+    )
     return parser.parse_args(argv)
 
 

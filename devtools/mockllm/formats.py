@@ -80,18 +80,27 @@ class _Format:
 
 class _OpenAI(_Format):
     def chunk(self, delta: dict[str, Any] | None, finish: str | None = None) -> bytes:
-        obj: dict[str, Any] = {"id": "chatcmpl-mock" + self.id, "object": "chat.completion.chunk",
-                               "created": self.created, "model": self.model, "system_fingerprint": None,
-                               "choices": [] if delta is None else
-                               [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+        obj: dict[str, Any] = {
+            "id": "chatcmpl-mock" + self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": None,
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
         if self.include_usage:
             obj["usage"] = self.usage() if delta is None else None
         return self.sse(obj)
 
     def usage(self) -> dict[str, Any]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.prompt_tokens + self.completion_tokens,
-                "completion_tokens_details": {"reasoning_tokens": self.reasoning}}
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "completion_tokens_details": {"reasoning_tokens": self.reasoning},
+        }
 
     def stream(self) -> Iterator[tuple[int, bytes]]:
         yield META, self.chunk({"role": "assistant", "content": ""})
@@ -111,9 +120,15 @@ class _OpenAI(_Format):
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.answer_words), "refusal": None}
         if self.reasoning:
             message["reasoning_content"] = "".join(self.reasoning_words)
-        obj = {"id": "chatcmpl-mock" + self.id, "object": "chat.completion", "created": self.created,
-               "model": self.model, "choices": [{"index": 0, "message": message, "logprobs": None,
-                                                 "finish_reason": "length" if self.capped else "stop"}]}
+        obj = {
+            "id": "chatcmpl-mock" + self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": "length" if self.capped else "stop"}
+            ],
+        }
         return {**obj, "usage": self.usage()} if self.knobs["usage"] else obj
 
 
@@ -122,9 +137,16 @@ class _Anthropic(_Format):
         return self.sse(data, event=data["type"])
 
     def message(self, content: list[dict[str, Any]], stop: str | None, output_tokens: int) -> dict[str, Any]:
-        return {"id": "msg_mock" + self.id, "type": "message", "role": "assistant", "model": self.model,
-                "content": content, "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": self.prompt_tokens, "output_tokens": output_tokens}}
+        return {
+            "id": "msg_mock" + self.id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": output_tokens},
+        }
 
     def ping(self) -> bytes:
         return self.ev({"type": "ping"})
@@ -133,24 +155,61 @@ class _Anthropic(_Format):
         yield META, self.ev({"type": "message_start", "message": self.message([], None, 1)})
         yield WAIT, b""
         if self.reasoning:
-            yield META, self.ev({"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            yield (
+                META,
+                self.ev(
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    }
+                ),
+            )
             for word in self.reasoning_words:
-                yield TOKEN, self.ev({"type": "content_block_delta", "index": 0,
-                                      "delta": {"type": "thinking_delta", "thinking": word}})
-            yield META, self.ev({"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "signature_delta", "signature": "mocksig-" + self.id}})
+                yield (
+                    TOKEN,
+                    self.ev(
+                        {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "thinking_delta", "thinking": word},
+                        }
+                    ),
+                )
+            yield (
+                META,
+                self.ev(
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "signature_delta", "signature": "mocksig-" + self.id},
+                    }
+                ),
+            )
             yield META, self.ev({"type": "content_block_stop", "index": 0})
         index = 1 if self.reasoning else 0
-        yield META, self.ev({"type": "content_block_start", "index": index,
-                             "content_block": {"type": "text", "text": ""}})
-        yield from self.answers(lambda word, last: self.ev(
-            {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": word}}))
+        yield (
+            META,
+            self.ev({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
+        )
+        yield from self.answers(
+            lambda word, last: self.ev(
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": word}}
+            )
+        )
         yield META, self.ev({"type": "content_block_stop", "index": index})
         # Anthropic always reports usage, so the usage knob does not apply here.
         stop = "max_tokens" if self.capped else "end_turn"
-        yield META, self.ev({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                             "usage": {"output_tokens": self.completion_tokens}})
+        yield (
+            META,
+            self.ev(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": self.completion_tokens},
+                }
+            ),
+        )
         yield META, self.ev({"type": "message_stop"})
 
     def error(self) -> bytes:
@@ -163,8 +222,9 @@ class _Anthropic(_Format):
     def complete(self) -> dict[str, Any]:
         content = [{"type": "text", "text": "".join(self.answer_words)}]
         if self.reasoning:
-            content.insert(0, {"type": "thinking", "thinking": "".join(self.reasoning_words),
-                               "signature": "mocksig-" + self.id})
+            content.insert(
+                0, {"type": "thinking", "thinking": "".join(self.reasoning_words), "signature": "mocksig-" + self.id}
+            )
         return self.message(content, "max_tokens" if self.capped else "end_turn", self.completion_tokens)
 
 
@@ -175,9 +235,12 @@ class _Gemini(_Format):
         if final:
             candidate["finishReason"] = "MAX_TOKENS" if self.capped else "STOP"
             if self.knobs["usage"]:
-                obj["usageMetadata"] = {"promptTokenCount": self.prompt_tokens, "candidatesTokenCount": self.answer,
-                                        "thoughtsTokenCount": self.reasoning,
-                                        "totalTokenCount": self.prompt_tokens + self.completion_tokens}
+                obj["usageMetadata"] = {
+                    "promptTokenCount": self.prompt_tokens,
+                    "candidatesTokenCount": self.answer,
+                    "thoughtsTokenCount": self.reasoning,
+                    "totalTokenCount": self.prompt_tokens + self.completion_tokens,
+                }
         return obj
 
     def stream(self) -> Iterator[tuple[int, bytes]]:
@@ -191,8 +254,7 @@ class _Gemini(_Format):
 
     def error(self) -> bytes:
         message = "The model is overloaded. Please try again later." + self.echo
-        return self.sse({"error": {"code": 503, "message": message,
-                                   "status": "UNAVAILABLE"}})
+        return self.sse({"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}})
 
     def complete(self) -> dict[str, Any]:
         parts = [{"text": "".join(self.answer_words)}]
@@ -201,8 +263,11 @@ class _Gemini(_Format):
         return self.response(parts, True)
 
 
-FORMATS: dict[str, type[_OpenAI | _Anthropic | _Gemini]] = {"openai": _OpenAI, "anthropic": _Anthropic,
-                                                            "gemini": _Gemini}
+FORMATS: dict[str, type[_OpenAI | _Anthropic | _Gemini]] = {
+    "openai": _OpenAI,
+    "anthropic": _Anthropic,
+    "gemini": _Gemini,
+}
 _GEMINI_STATUS = {400: "INVALID_ARGUMENT", 405: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
 
 
@@ -210,7 +275,8 @@ def error_body(style: str, status: int, message: str, **extra: Any) -> dict[str,
     """Each provider's error JSON, so that clients classify errors as they would in production."""
     if style == "openai":
         kind, code = {429: ("requests", "rate_limit_exceeded"), 500: ("server_error", None)}.get(
-            status, ("invalid_request_error", None))
+            status, ("invalid_request_error", None)
+        )
         return {"error": {"message": message, "type": kind, "param": None, "code": code, **extra}}
     if style == "anthropic":
         kind = {429: "rate_limit_error", 500: "api_error"}.get(status, "invalid_request_error")

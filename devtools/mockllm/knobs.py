@@ -38,8 +38,12 @@ def echo_text(headers: Mapping[str, str], form: str) -> str:
     value = credential_value(headers)
     if form == "none" or value is None:
         return ""
-    shown = {"raw": value, "percent": quote(value, safe=""), "json": json.dumps(value)[1:-1].replace("/", "\\/"),
-             "repr": repr(value.encode("latin-1", "backslashreplace"))}[form]
+    shown = {
+        "raw": value,
+        "percent": quote(value, safe=""),
+        "json": json.dumps(value)[1:-1].replace("/", "\\/"),
+        "repr": repr(value.encode("latin-1", "backslashreplace")),
+    }[form]
     return f" Incorrect API key provided: {shown}."
 
 
@@ -51,8 +55,11 @@ def credential_record(headers: Mapping[str, str]) -> dict[str, str] | None:
             value = headers[name]
             if name == "authorization" and value.lower().startswith("bearer "):
                 value = value[7:]
-            return {"header": name, "sha256": hashlib.sha256(value.encode()).hexdigest(),
-                    "anthropic_version": headers.get("anthropic-version", "")}
+            return {
+                "header": name,
+                "sha256": hashlib.sha256(value.encode()).hexdigest(),
+                "anthropic_version": headers.get("anthropic-version", ""),
+            }
     return None
 
 
@@ -121,6 +128,6 @@ def resolve_knobs(query: Mapping[str, str], headers: Mapping[str, str], defaults
     for header, raw in headers.items():
         if header.startswith("x-mock-") and header != "x-mock-request-id":
             # Unknown x-mock-* headers are refused: a typo must not silently test nothing.
-            name = header[len("x-mock-"):].replace("-", "_")
+            name = header[len("x-mock-") :].replace("-", "_")
             knobs[name] = parse_knob(name, raw)
     return knobs

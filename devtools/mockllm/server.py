@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http
+import itertools
 import json
 import logging
 import os
@@ -76,7 +77,7 @@ def _split_points(data: bytes) -> list[bytes]:
         if data[i - 1] >= 0xC0 or (data[i - 1] == 0x0D and data[i] == 0x0A):
             cuts.add(i)
     edges = [0, *sorted(c for c in cuts if 0 < c < len(data)), len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:])]
+    return [data[a:b] for a, b in itertools.pairwise(edges)]
 
 
 class _BadRequest(Exception):
@@ -188,8 +189,9 @@ class _Out:
         self.writer.write(data)
         await self.writer.drain()
 
-    async def head(self, status: int, ctype: str, length: int | None, extra: tuple[tuple[str, str], ...] = (),
-                   close: bool = False) -> None:
+    async def head(
+        self, status: int, ctype: str, length: int | None, extra: tuple[tuple[str, str], ...] = (), close: bool = False
+    ) -> None:
         """length None means a stream: h11 frames it chunked, or close-delimited for an HTTP/1.0 client."""
         hdrs = [("Content-Type", ctype)]
         if length is None:
@@ -199,10 +201,18 @@ class _Out:
         if self.encoding != "identity":
             hdrs.append(("Content-Encoding", self.encoding))
         # h11 turns keep-alive into close when the request or the framing rules it out.
-        hdrs += [("x-mock-request-id", self.rec.get("request_id", "-")), *extra,
-                 ("Connection", "close" if close else "keep-alive")]
-        data = self.conn.h11.send(h11.Response(status_code=status, reason=_REASONS.get(status, b"Unknown"),
-                                               headers=[(k.encode("latin-1"), v.encode("latin-1")) for k, v in hdrs]))
+        hdrs += [
+            ("x-mock-request-id", self.rec.get("request_id", "-")),
+            *extra,
+            ("Connection", "close" if close else "keep-alive"),
+        ]
+        data = self.conn.h11.send(
+            h11.Response(
+                status_code=status,
+                reason=_REASONS.get(status, b"Unknown"),
+                headers=[(k.encode("latin-1"), v.encode("latin-1")) for k, v in hdrs],
+            )
+        )
         self.rec["status"] = status
         self.rec["headers_sent_ns"] = time.monotonic_ns()
         if self.slow_ms:
@@ -229,8 +239,11 @@ class _Out:
             # The terminator rides with the last event: a client sees the end as soon as the last event.
             frames[-1] += self.conn.h11.send(h11.EndOfMessage())
         now = time.monotonic_ns()
-        for key, applies in (("first_event_ns", True), ("first_token_ns", kind in (TOKEN, ANSWER)),
-                             ("first_answer_ns", kind == ANSWER)):
+        for key, applies in (
+            ("first_event_ns", True),
+            ("first_token_ns", kind in (TOKEN, ANSWER)),
+            ("first_answer_ns", kind == ANSWER),
+        ):
             if applies and self.rec.get(key) is None:
                 self.rec[key] = now
         for i, frame in enumerate(frames):
@@ -252,8 +265,9 @@ class _Out:
 class MockLLMServer:
     """The server; start() and stop() must run on the same event loop."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, tls: bool = False,
-                 defaults: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, tls: bool = False, defaults: dict[str, Any] | None = None
+    ) -> None:
         self.host, self._requested_port, self.tls = host, port, tls
         # Parsed now so that a bad default fails at startup, not on the first request.
         self.defaults = {name: parse_knob(name, raw) for name, raw in (defaults or {}).items()}
@@ -324,10 +338,21 @@ class MockLLMServer:
             self._tmpdir = None
 
     def _new_record(self, rid: str, accepted_ns: int, tls_done_ns: int | None, req: _Request, path: str) -> dict:
-        rec: dict[str, Any] = {"request_id": rid, "method": req.method, "path": path, "status": None, "fault": "none",
-                               "accepted_ns": accepted_ns, "tls_done_ns": tls_done_ns, "received_ns": req.received_ns,
-                               "headers_sent_ns": None, "first_event_ns": None, "first_token_ns": None,
-                               "first_answer_ns": None, "last_byte_ns": None}
+        rec: dict[str, Any] = {
+            "request_id": rid,
+            "method": req.method,
+            "path": path,
+            "status": None,
+            "fault": "none",
+            "accepted_ns": accepted_ns,
+            "tls_done_ns": tls_done_ns,
+            "received_ns": req.received_ns,
+            "headers_sent_ns": None,
+            "first_event_ns": None,
+            "first_token_ns": None,
+            "first_answer_ns": None,
+            "last_byte_ns": None,
+        }
         self._log.pop(rid, None)
         self._log[rid] = rec
         while len(self._log) > LOG_CAPACITY:
@@ -385,7 +410,7 @@ class MockLLMServer:
         url = urlsplit(req.target)
         path = url.path or "/"
         if path.startswith("/_mock/log/"):
-            rec = self._log.get(unquote(path[len("/_mock/log/"):]))
+            rec = self._log.get(unquote(path[len("/_mock/log/") :]))
             return await self._send(_Out(conn, {}), 200 if rec else 404, rec or {"error": "unknown request id"})
 
         style, model, stream = "http", "", False
@@ -419,8 +444,14 @@ class MockLLMServer:
         fault = knobs["fault"]
         if fault != "none" and self._random.random() >= knobs["fault_rate"]:
             fault = "none"
-        out.rec.update(fault=fault, style=style, model=model, stream=stream, credential=credential_record(req.headers),
-                       accept_encoding=req.headers.get("accept-encoding"))
+        out.rec.update(
+            fault=fault,
+            style=style,
+            model=model,
+            stream=stream,
+            credential=credential_record(req.headers),
+            accept_encoding=req.headers.get("accept-encoding"),
+        )
         out.split, out.encoding = knobs["split"], knobs["encoding"]
         echo = echo_text(req.headers, knobs["echo_key"])
         out.slow_ms = knobs["slow_headers_ms"] if fault == "slow_headers" else 0.0
@@ -438,12 +469,18 @@ class MockLLMServer:
             if knobs["body_bytes"] > len(payload):
                 pad = knobs["body_bytes"] - len('{"status":"ok","pad":""}')
                 payload = _dumps({"status": "ok", "pad": "x" * pad}).encode()
-            return await self._send(out, knobs["status"], payload, head_only, fault=fault, reader=reader,
-                                    stall_s=knobs["stall_s"])
+            return await self._send(
+                out, knobs["status"], payload, head_only, fault=fault, reader=reader, stall_s=knobs["stall_s"]
+            )
 
         config = body.get("generationConfig")
-        max_tokens = (body.get("max_completion_tokens", body.get("max_tokens")) if style != "gemini"
-                      else config.get("maxOutputTokens") if isinstance(config, dict) else None)
+        max_tokens = (
+            body.get("max_completion_tokens", body.get("max_tokens"))
+            if style != "gemini"
+            else config.get("maxOutputTokens")
+            if isinstance(config, dict)
+            else None
+        )
         fmt = FORMATS[style](model, body, knobs, max_tokens)
         fmt.echo = echo
         first_delay = out.rec["first_token_delay_ms"] = self._first_token_delay(model, knobs)
@@ -457,10 +494,19 @@ class MockLLMServer:
         await out.head(200, "text/event-stream; charset=utf-8", None, extra)
         return await self._stream(out, reader, fmt, fault, first_delay)
 
-    async def _send(self, out: _Out, status: int, payload: dict[str, Any] | bytes, head_only: bool = False,
-                    extra: tuple[tuple[str, str], ...] = (), fault: str = "none",
-                    reader: asyncio.StreamReader | None = None, stall_s: float = 0.0,
-                    ctype: str = "application/json", close: bool = False) -> bool:
+    async def _send(
+        self,
+        out: _Out,
+        status: int,
+        payload: dict[str, Any] | bytes,
+        head_only: bool = False,
+        extra: tuple[tuple[str, str], ...] = (),
+        fault: str = "none",
+        reader: asyncio.StreamReader | None = None,
+        stall_s: float = 0.0,
+        ctype: str = "application/json",
+        close: bool = False,
+    ) -> bool:
         """A Content-Length answer; the stream faults get their non-stream meaning here."""
         data = payload if isinstance(payload, bytes) else _dumps(payload).encode()
         if fault == "malformed":
@@ -479,8 +525,14 @@ class MockLLMServer:
         await out.body(data)
         return out.keep
 
-    async def _stream(self, out: _Out, reader: asyncio.StreamReader, fmt: _OpenAI | _Anthropic | _Gemini,
-                      fault: str, first_delay: float) -> bool:
+    async def _stream(
+        self,
+        out: _Out,
+        reader: asyncio.StreamReader,
+        fmt: _OpenAI | _Anthropic | _Gemini,
+        fault: str,
+        first_delay: float,
+    ) -> bool:
         knobs = fmt.knobs
         # Every event is serialised before the first write, so JSON work never sits between a sleep and its write.
         items = list(fmt.stream())
@@ -541,8 +593,9 @@ class MockLLMServer:
 
 
 @contextlib.contextmanager
-def running_server(tls: bool = False, defaults: dict[str, Any] | None = None,
-                   host: str = "127.0.0.1") -> Iterator[MockLLMServer]:
+def running_server(
+    tls: bool = False, defaults: dict[str, Any] | None = None, host: str = "127.0.0.1"
+) -> Iterator[MockLLMServer]:
     """A server on its own loop in a daemon thread, for synchronous callers such as tests."""
     server = MockLLMServer(host=host, tls=tls, defaults=defaults)
     loop = asyncio.new_event_loop()
@@ -573,8 +626,14 @@ def running_server(tls: bool = False, defaults: dict[str, Any] | None = None,
         loop.close()
 
 
-def serve(host: str = "127.0.0.1", port: int = 0, tls: bool = False, ca_out: str | None = None,
-          defaults: dict[str, Any] | None = None, on_ready: Callable[[str], None] | None = None) -> None:
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tls: bool = False,
+    ca_out: str | None = None,
+    defaults: dict[str, Any] | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
     """Serve until SIGINT or SIGTERM, then return normally; OSError when the address is taken.
 
     on_ready gets the one line a launcher prints (default: stdout), from which scripts read the URL and CA path.

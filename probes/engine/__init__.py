@@ -8,15 +8,18 @@ in flight; `measure_sync` wraps it for callers without an event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first use)
+import itertools
 import os
 import ssl
+import typing
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
-import anyio._backends._asyncio  # noqa: F401  (loaded lazily on first use otherwise)
+import anyio._backends._asyncio
 import anyio.streams.tls  # noqa: F401
-import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first use)
 import httpcore
 import httpx
 
@@ -42,7 +45,7 @@ from probes.engine.result import (
 )
 from probes.engine.sse import SSEComment, SSEParser
 from probes.engine.styles import STYLES
-from probes.engine.styles.base import ProtocolError, StreamState, error_details
+from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details
 from probes.engine.transport import TimedTransport
 
 __all__ = ["Engine", "Measurement", "ProbeSpec", "measure", "measure_sync"]
@@ -120,8 +123,16 @@ class Engine:
                 response = await client.head(spec.url, headers={"user-agent": "latency-atlas-probe/0.1"})
                 await response.aclose()
             return True
-        except (TimeoutError, httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError, OSError, ssl.SSLError,
-                ConfigProblem, UnicodeError):
+        except (
+            TimeoutError,
+            httpx.HTTPError,
+            httpcore.NetworkError,
+            httpcore.ProtocolError,
+            OSError,
+            ssl.SSLError,
+            ConfigProblem,
+            UnicodeError,
+        ):
             # measure() reports what went wrong; a warm-up only says it failed.
             return False
         finally:
@@ -138,16 +149,14 @@ _process_warmed = False
 
 def _warm_up_process() -> None:
     """Pay one-time lazy costs (NSS modules behind getaddrinfo) up front."""
-    global _process_warmed
+    global _process_warmed  # noqa: PLW0603 -- once per process, by design
     if _process_warmed:
         return
     _process_warmed = True
     import socket
 
-    try:
+    with contextlib.suppress(OSError):
         socket.getaddrinfo("localhost", 80, type=socket.SOCK_STREAM)
-    except OSError:
-        pass
 
 
 async def measure(spec: ProbeSpec, engine: Engine | None = None) -> Measurement:
@@ -329,7 +338,9 @@ def _with_unset(message: str, creds: Credentials, redact: Redactor) -> str:
     return redact(message, MAX_ERROR - len(note)) + note
 
 
-async def _build(engine: Engine, spec: ProbeSpec, style, creds: Credentials):
+async def _build(
+    engine: Engine, spec: ProbeSpec, style: Style, creds: Credentials
+) -> tuple[httpx.AsyncClient, bool, RequestPlan, httpx.Request]:
     """(client, owned, plan, request), or ConfigProblem: everything that can
     be wrong with the configuration shows here, before the clock starts."""
     try:
@@ -393,7 +404,7 @@ def _error_from_body(body: bytes) -> tuple[str | None, str | None]:
     return error_details(payload)
 
 
-def _body_chunks(response: httpx.Response):
+def _body_chunks(response: httpx.Response) -> typing.AsyncIterator[bytes]:
     """The body as it arrives: raw, unless the server compressed it although
     we asked for identity. Then httpx decodes each raw chunk as it is read,
     so decoded bytes still carry the stamp (tl.last_read) of the raw read that
@@ -428,7 +439,7 @@ async def _read_capped(response: httpx.Response, cap: int, tl: Timeline, *, trun
     return b"".join(parts)
 
 
-async def _read_stream(response: httpx.Response, style, state: StreamState, cap: int, tl: Timeline) -> int:
+async def _read_stream(response: httpx.Response, style: Style, state: StreamState, cap: int, tl: Timeline) -> int:
     parser = SSEParser()
     size = 0
     async for chunk in _body_chunks(response):
@@ -453,7 +464,15 @@ async def _read_stream(response: httpx.Response, style, state: StreamState, cap:
     return size
 
 
-def _fill(result: Measurement, tl: Timeline, state: StreamState, received: int, spec, style_name, response) -> None:
+def _fill(
+    result: Measurement,
+    tl: Timeline,
+    state: StreamState,
+    received: int,
+    spec: ProbeSpec,
+    style_name: str,
+    response: httpx.Response | None,
+) -> None:
     t0 = tl.start_ns
     result.dns_ms = _ms(tl.dns_start, tl.dns_end)
     result.connect_ms = _ms(tl.connect_start, tl.connect_end)
@@ -482,7 +501,7 @@ def _fill(result: Measurement, tl: Timeline, state: StreamState, received: int, 
     if result.output_tokens and result.output_tokens > 1 and len(times) >= 2 and times[-1] > times[0]:
         result.tokens_per_s = round((result.output_tokens - 1) / ((times[-1] - times[0]) / 1e9), 3)
     if len(times) >= 2:
-        gaps = sorted((b - a) / 1e6 for a, b in zip(times, times[1:]))
+        gaps = sorted((b - a) / 1e6 for a, b in itertools.pairwise(times))
         result.itl_p50_ms = round(_percentile(gaps, 0.50), 3)
         result.itl_p95_ms = round(_percentile(gaps, 0.95), 3)
         result.itl_max_ms = round(gaps[-1], 3)

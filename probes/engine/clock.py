@@ -32,6 +32,7 @@ import httpcore
 from probes.engine.netstream import (
     DelayedSocketStream,
     SocketStream,
+    TLSStream,
     emulated_delay_ns,
     enable_kernel_timestamps,
 )
@@ -57,6 +58,7 @@ async def _sleep_ns(ns: int) -> None:
     end = now_ns() + ns
     while (left := end - now_ns()) > 0:
         await asyncio.sleep(left / 1e9)
+
 
 # The timeline of the call running in this task. A context variable (not an
 # attribute of the backend) because a warm pool's connections outlive calls.
@@ -87,7 +89,7 @@ class Timeline:
 
 
 class TimedStream(httpcore.AsyncNetworkStream):
-    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
+    def __init__(self, inner: SocketStream | TLSStream) -> None:
         self._inner = inner
         self._pending: list[bytes] = []
 
@@ -171,7 +173,10 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
             tl.phase = "dns"
             tl.dns_start = now_ns()
             await _sleep_ns(dns_delay_ns(rtt, jitter))
-            candidates = [(socket.AF_INET, ("127.0.0.1", port)), (socket.AF_INET6, ("::1", port, 0, 0))]
+            candidates: list[tuple[socket.AddressFamily, tuple[typing.Any, ...]]] = [
+                (socket.AF_INET, ("127.0.0.1", port)),
+                (socket.AF_INET6, ("::1", port, 0, 0)),
+            ]
             tl.dns_end = now_ns()
         elif _literal_ip(host):
             ip = host.strip("[]")
@@ -226,7 +231,12 @@ class TimedBackend(httpcore.AsyncNetworkBackend):
         reason = os.strerror(last_exc.errno).lower() if last_exc.errno else str(last_exc)
         raise httpcore.ConnectError(f"cannot connect to {host}:{port}: {reason}") from last_exc
 
-    async def connect_unix_socket(self, path, timeout=None, socket_options=None):  # pragma: no cover
+    async def connect_unix_socket(  # pragma: no cover
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> typing.NoReturn:
         raise httpcore.ConnectError("unix sockets are not probed")
 
     async def sleep(self, seconds: float) -> None:

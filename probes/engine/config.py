@@ -24,8 +24,17 @@ HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 # Content-Length or a Host of our own would make the request malformed or
 # send it somewhere other than the URL says.
 RESERVED_HEADERS = frozenset(
-    {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade",
-     "proxy-connection"}
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-connection",
+    }
 )
 # An ASCII DNS label as resolvers accept it: letters, digits, hyphens inside;
 # underscores too, as container and service names use them.
@@ -146,7 +155,7 @@ def read_credentials(api_key_env: str, headers: dict[str, str], creds: Credentia
             raise ConfigProblem("headers", problem)
         bad_var: list[str] = []
 
-        def expand(m: re.Match, name: str = name) -> str:
+        def expand(m: re.Match, name: str = name, bad_var: list[str] = bad_var) -> str:
             val = _env(m.group(1), creds)
             if val is None:
                 creds.unset.append(f"{m.group(1)} (header {name})")

@@ -62,9 +62,14 @@ class SocketStream(httpcore.AsyncNetworkStream):
         self.last_stamp_ns = 0
 
     async def _wait_readable(self) -> None:
-        fut = self._loop.create_future()
+        fut: asyncio.Future[None] = self._loop.create_future()
         fd = self._sock.fileno()
-        self._loop.add_reader(fd, lambda: fut.done() or fut.set_result(None))
+
+        def wake() -> None:
+            if not fut.done():
+                fut.set_result(None)
+
+        self._loop.add_reader(fd, wake)
         try:
             await fut
         finally:
@@ -76,7 +81,7 @@ class SocketStream(httpcore.AsyncNetworkStream):
         if self._kernel:
             data, ancillary, _, _ = self._sock.recvmsg(max_bytes, _CMSG_SPACE)
         else:
-            data, ancillary = self._sock.recv(max_bytes), ()
+            data, ancillary = self._sock.recv(max_bytes), []
         mono = time.perf_counter_ns()
         stamp = mono
         for level, kind, payload in ancillary:
@@ -117,7 +122,7 @@ class SocketStream(httpcore.AsyncNetworkStream):
 
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> TLSStream:
         tls = TLSStream(self, ssl_context, server_hostname)
         try:
             await tls.handshake()
@@ -318,7 +323,9 @@ class TLSStream(httpcore.AsyncNetworkStream):
     async def aclose(self) -> None:
         await self._raw.aclose()
 
-    async def start_tls(self, *args, **kwargs):  # pragma: no cover - TLS in TLS is not probed
+    async def start_tls(  # pragma: no cover - TLS in TLS is not probed
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> typing.NoReturn:
         raise httpcore.ConnectError("TLS inside TLS is not supported")
 
     def get_extra_info(self, info: str) -> typing.Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import overload
 from urllib.parse import quote, quote_plus
 
 WINDOW = 8
@@ -62,6 +63,10 @@ class Redactor:
                     continue
                 self._windows.update(form[i : i + WINDOW] for i in range(len(form) - WINDOW + 1))
 
+    @overload
+    def __call__(self, message: str, limit: int | None = MAX_ERROR) -> str: ...
+    @overload
+    def __call__(self, message: None, limit: int | None = MAX_ERROR) -> None: ...
     def __call__(self, message: str | None, limit: int | None = MAX_ERROR) -> str | None:
         """The message with every secret window replaced, whitespace
         collapsed to single spaces, then (and only then) cut to `limit`."""

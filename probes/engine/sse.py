@@ -95,9 +95,8 @@ class SSEParser:
             # An event with no data line is never dispatched (per the
             # specification), so `event:` alone does not open one.
             self._event = value
-        elif name == "id":
-            if "\x00" not in value:
-                self._id = value
+        elif name == "id" and "\x00" not in value:
+            self._id = value
         # `retry` and unknown fields are ignored, as the specification says.
 
     @property

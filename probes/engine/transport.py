@@ -58,7 +58,8 @@ class TimedTransport(httpx.AsyncBaseTransport):
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
-            stream=_Body(response.stream),
+            # The async pool's bodies are async iterables (httpcore types both kinds of pool's together).
+            stream=_Body(typing.cast(typing.AsyncIterable[bytes], response.stream)),
             extensions=response.extensions,
         )
 

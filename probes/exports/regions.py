@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from asgiref.sync import sync_to_async
 from psycopg import sql
 
+from probes import readings
 from probes.exports import BUCKETS, ExportFilters
 from probes.exports.csvsafe import header_line, neutralise, safe_text, utc_iso
 from probes.exports.pgcopy import copy_csv
-from probes import readings
 from probes.metrics import REGION_CSV
 from probes.models import Region, Target
 from probes.readings.selection import PERCENTILES

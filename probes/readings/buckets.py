@@ -76,7 +76,9 @@ def bucket_rows(f: Selection, label: datetime, start: datetime, end: datetime) -
             samples=r.samples,
             errors=r.errors,
             error_rate=r.error_rate,
-            percentiles={(m.name, p): r.hists[m.name].percentile(q) for m in REGION_CSV for p, q in PERCENTILES.items()},
+            percentiles={
+                (m.name, p): r.hists[m.name].percentile(q) for m in REGION_CSV for p, q in PERCENTILES.items()
+            },
         )
         for (region_id, target_id), r in readings.items()
         if r.samples

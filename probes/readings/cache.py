@@ -14,6 +14,8 @@ thread-safe, and ASGI serves sync views from a thread pool, hence the lock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
+from typing import Any
 
 from cachetools import LRUCache
 
@@ -29,12 +31,12 @@ class MergeCache:
         self._lru: LRUCache = LRUCache(maxsize=budget, getsizeof=lambda item: item[1])
         self._lock = threading.Lock()
 
-    def get(self, key):
+    def get(self, key: Hashable) -> Any:
         with self._lock:
             item = self._lru.get(key)
         return None if item is None else item[0]
 
-    def put(self, key, value, weight: int = 1) -> None:
+    def put(self, key: Hashable, value: Any, weight: int = 1) -> None:
         if weight > self.budget:  # LRUCache would raise: too large to keep
             return
         with self._lock:
@@ -46,7 +48,8 @@ class MergeCache:
 
     @property
     def weight(self) -> int:
-        return self._lru.currsize
+        # Typed float (getsizeof may return one); ours are ints.
+        return int(self._lru.currsize)
 
 
 merge_cache = MergeCache(budget=BUDGET)

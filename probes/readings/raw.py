@@ -6,6 +6,7 @@ rank of probes.readings.rank.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db import connection
@@ -60,7 +61,14 @@ def read_raw(
                 r.values.setdefault(name, []).append(value)
 
 
-def raw_series(metric: str, size: timedelta, intervals, targets, regions, percentiles: bool) -> list[tuple]:
+def raw_series(
+    metric: str,
+    size: timedelta,
+    intervals: Iterable[tuple[datetime, datetime]],
+    targets: list[int],
+    regions: list[int],
+    percentiles: bool,
+) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, tokens_per_s mean) from raw
     rows, grouped in SQL; exact nearest rank (probes.readings.rank)."""
     column = BY_NAME[metric].column
@@ -75,7 +83,9 @@ def raw_series(metric: str, size: timedelta, intervals, targets, regions, percen
     ranges = ranges_sql("started_at", intervals, params, "r")
     if percentiles:
         picks = f"vals[{rank_sql('%(q50)s', 'n')}], vals[{rank_sql('%(q95)s', 'n')}]"
-        values = f"count({column}) AS n, array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,"
+        values = (
+            f"count({column}) AS n, array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,"
+        )
     else:
         picks = "NULL::float8, NULL::float8"
         values = ""
@@ -91,7 +101,8 @@ def raw_series(metric: str, size: timedelta, intervals, targets, regions, percen
     """
     with connection.cursor() as cur:
         cur.execute(sql, params)
-        return cur.fetchall()
+        rows: list[tuple] = cur.fetchall()
+        return rows
 
 
 def bucket_select(
@@ -112,6 +123,7 @@ def bucket_select(
     from (what percentile_disc sorted too, minus its float rank). Aggregates
     with ORDER BY rule out hash aggregation, so PostgreSQL holds one group at
     a time: at most one region x target's values over one bucket."""
+    bucket: sql.Composable
     if size is None:
         bucket = sql.Literal(since)
     else:
@@ -128,9 +140,9 @@ def bucket_select(
         col = sql.Identifier(metric.column)
         n, vals = sql.Identifier(f"{metric.name}_n"), sql.Identifier(f"{metric.name}_v")
         aggregates.append(
-            sql.SQL("count(m.{c}) AS {n}, array_agg(m.{c} ORDER BY m.{c}) FILTER (WHERE m.{c} IS NOT NULL) AS {v}").format(
-                c=col, n=n, v=vals
-            )
+            sql.SQL(
+                "count(m.{c}) AS {n}, array_agg(m.{c} ORDER BY m.{c}) FILTER (WHERE m.{c} IS NOT NULL) AS {v}"
+            ).format(c=col, n=n, v=vals)
         )
         for q in PERCENTILES.values():
             rank = rank_sql("{q}", "g.{n}")  # placeholders of the sql.SQL template

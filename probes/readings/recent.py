@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 from django.db import connection
 
 from probes.models import Measurement, Region, Target
@@ -36,8 +39,8 @@ def _check_recent(target_id: int, limit: int) -> None:
         raise BadParameter("target", f"unknown target id {target_id}")
 
 
-def _recent_rows(records) -> list[dict]:
-    rows = [dict(zip(("region_id", *RECENT_FIELDS), rec)) for rec in records]
+def _recent_rows(records: Iterable[Sequence[Any]]) -> list[dict]:
+    rows = [dict(zip(("region_id", *RECENT_FIELDS), rec, strict=True)) for rec in records]
     regions = _regions({row["region_id"] for row in rows})
     for row in rows:
         region = regions[row.pop("region_id")]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection
 
@@ -21,13 +22,21 @@ from probes.readings.selection import TPS
 from probes.rollups.periods import hour_runs
 
 
-def ranges_sql(column: str, intervals, params: dict, prefix: str) -> str:
+def ranges_sql(column: str, intervals: Iterable[tuple[datetime, datetime]], params: dict[str, Any], prefix: str) -> str:
     """(column in [a, b) or ...) with named parameters prefix<i>a/b."""
     parts = []
     for i, (a, b) in enumerate(intervals):
         params[f"{prefix}{i}a"], params[f"{prefix}{i}b"] = a, b
         parts.append(f"({column} >= %({prefix}{i}a)s AND {column} < %({prefix}{i}b)s)")
     return "(" + " OR ".join(parts) + ")"
+
+
+def _hist_field(metric: str) -> str:
+    """The rollup field holding a metric's histogram; only histogram metrics have one."""
+    field = BY_NAME[metric].rollup_field
+    if field is None:
+        raise ValueError(f"{metric} has no histogram in the rollups")
+    return field
 
 
 def _in(column: str, values: list | None, params: list) -> str:
@@ -39,7 +48,8 @@ def _in(column: str, values: list | None, params: list) -> str:
 
 def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list | None]) -> tuple[str, list]:
     """One UNION ALL over the hourly and daily rollup rows a plan uses."""
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[Any] = []
     select = ", ".join(columns)
     if plan.hours:
         runs = hour_runs(plan.hours)
@@ -86,8 +96,8 @@ def rollup_counts(
         for rec in cur.fetchall():
             totals[tuple(rec[:n])] = [int(rec[n]), int(rec[n + 1]), float(rec[n + 2] or 0.0), int(rec[n + 3])]
         if metrics:
-            rows_sql, params = _rollup_rows_sql(plan, [*group_by, *[BY_NAME[m].rollup_field for m in metrics]], narrow)
-            pairs = ", ".join(f"('{m}', r.{BY_NAME[m].rollup_field})" for m in metrics)
+            rows_sql, params = _rollup_rows_sql(plan, [*group_by, *[_hist_field(m) for m in metrics]], narrow)
+            pairs = ", ".join(f"('{m}', r.{_hist_field(m)})" for m in metrics)
             cur.execute(
                 f"SELECT {', '.join('r.' + c for c in group_by)}, m.metric, e.key::int, sum(e.value::bigint)::bigint "
                 f"FROM ({rows_sql}) r "
@@ -102,7 +112,9 @@ def rollup_counts(
     return totals, buckets
 
 
-def rollup_series(metric: str, size: timedelta, hours, targets, regions) -> list[tuple]:
+def rollup_series(
+    metric: str, size: timedelta, hours: Iterable[datetime], targets: list[int], regions: list[int]
+) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, tokens_per_s mean) from hourly
     rollups. The histograms are merged per bucket and the nearest-rank
     bucket picked in SQL, so only one row per bucket and region comes back
@@ -129,7 +141,7 @@ def rollup_series(metric: str, size: timedelta, hours, targets, regions) -> list
                 WITH pairs AS (
                     SELECT date_bin(%(size)s, h.hour, %(origin)s) AS b, h.region_id, e.key::int AS k,
                            sum(e.value::bigint) AS n
-                    FROM {table} h CROSS JOIN LATERAL jsonb_each_text(h.{BY_NAME[metric].rollup_field}) e
+                    FROM {table} h CROSS JOIN LATERAL jsonb_each_text(h.{_hist_field(metric)}) e
                     WHERE {where}
                     GROUP BY 1, 2, 3
                 ), cum AS (

@@ -54,8 +54,10 @@ class Selection:
 
     target_ids: list[int] = field(default_factory=list)
     region_ids: list[int] = field(default_factory=list)
-    since: datetime | None = None
-    until: datetime | None = None
+    # Required, but after fields with defaults; None (a missing form field) is refused in __post_init__ with a
+    # BadParameter, so every reader sees a datetime.
+    since: datetime = None  # type: ignore[assignment]
+    until: datetime = None  # type: ignore[assignment]
     metric: str = DEFAULT_METRIC
     percentile: float = 0.5
     # The preset the window came from ("custom" otherwise); it picks the

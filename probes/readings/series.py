@@ -64,15 +64,17 @@ def series(f: Selection) -> list[SeriesRow]:
                 else:
                     found += cached
             if missing:
-                computed = rollup_series(f.metric, size, [h for start in missing for h in rolled[start]], targets, regions)
+                computed = rollup_series(
+                    f.metric, size, [h for start in missing for h in rolled[start]], targets, regions
+                )
                 by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
                 for row in computed:
                     by_bucket[row[0]].append(row)
-                for start, rows in by_bucket.items():
-                    merge_cache.put(keys[start], rows, weight=1 + len(rows))
+                for start, bucket in by_bucket.items():
+                    merge_cache.put(keys[start], bucket, weight=1 + len(bucket))
                 found += computed
     info = _regions({row[1] for row in found})
-    rows = [
+    rows: list[SeriesRow] = [
         {
             "bucket_start": b.astimezone(UTC),
             "region": info[rid]["slug"],

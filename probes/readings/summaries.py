@@ -6,11 +6,13 @@ where the numbers come from and how exact they are.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from probes.geo import latency_tax_ms, path_floor_ms
 from probes.histogram import Histogram, histogram_of
 from probes.metrics import BY_NAME, PHASES
 from probes.models import Probe, Region, Target
-from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, RegionSummaryRow, TableRow
+from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, Reading, RegionSummaryRow, TableRow
 from probes.readings.selection import TPS, BadParameter, Selection
 from probes.readings.window import read_window
 
@@ -27,7 +29,13 @@ def _scope(f: Selection) -> tuple[list[int], list[int]]:
     return targets, regions
 
 
-def _read(f: Selection, group_by: tuple[str, ...], *extra: str, target_ids=None, region_ids=None):
+def _read(
+    f: Selection,
+    group_by: tuple[str, ...],
+    *extra: str,
+    target_ids: list[int] | None = None,
+    region_ids: list[int] | None = None,
+) -> dict[tuple, Reading]:
     """Readings of f's window with histograms of f.metric and `extra`, and
     on a raw window the raw values of all of them (exact percentiles)."""
     if target_ids is None or region_ids is None:
@@ -51,7 +59,7 @@ def _read(f: Selection, group_by: tuple[str, ...], *extra: str, target_ids=None,
     )
 
 
-def _metric_stats(reading, f: Selection) -> tuple[float | None, float | None, float | None, str]:
+def _metric_stats(reading: Reading, f: Selection) -> tuple[float | None, float | None, float | None, str]:
     """(p50, p95, value, value_kind) of the chosen metric in a reading."""
     if f.metric == TPS and not f.raw_only:
         # No histogram in the rollups: the mean of merged sums and counts.
@@ -60,7 +68,7 @@ def _metric_stats(reading, f: Selection) -> tuple[float | None, float | None, fl
     return p(f.metric, 0.5), p(f.metric, 0.95), p(f.metric, f.percentile), "percentile"
 
 
-def _regions(ids) -> dict[int, dict]:
+def _regions(ids: Iterable[int]) -> dict[int, dict]:
     return {
         r["id"]: r
         for r in Region.objects.filter(id__in=list(ids)).values(
@@ -69,7 +77,7 @@ def _regions(ids) -> dict[int, dict]:
     }
 
 
-def _targets(ids) -> dict[int, dict]:
+def _targets(ids: Iterable[int]) -> dict[int, dict]:
     return {
         t["id"]: t
         for t in Target.objects.filter(id__in=list(ids)).values(
@@ -89,8 +97,8 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
     location; only with exactly one target selected that has coordinates),
     tax_ms (connect_p50 - floor_ms)."""
     targets, regions = _scope(f)
-    readings = _read(f, ("region_id",), "connect", target_ids=targets, region_ids=regions)
-    readings = {key[0]: r for key, r in readings.items() if r.samples}
+    grouped = _read(f, ("region_id",), "connect", target_ids=targets, region_ids=regions)
+    readings: dict[int, Reading] = {key[0]: r for key, r in grouped.items() if r.samples}
     expected = set(
         Probe.objects.filter(enabled=True, target_id__in=targets, regions__id__in=regions).values_list(
             "regions__id", flat=True
@@ -100,7 +108,7 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
     target = None
     if len(f.target_ids) == 1:
         target = _targets(f.target_ids).get(f.target_ids[0])
-    rows = []
+    rows: list[RegionSummaryRow] = []
     for region_id, region in info.items():
         reading = readings.get(region_id)
         floor = None
@@ -184,7 +192,7 @@ def table(f: Selection) -> list[TableRow]:
     readings = {key: r for key, r in readings.items() if r.samples}
     regions = _regions({rid for rid, _ in readings})
     targets = _targets({tid for _, tid in readings})
-    rows = []
+    rows: list[TableRow] = []
     for (region_id, target_id), reading in readings.items():
         p50, p95, value, kind = _metric_stats(reading, f)
         region, target = regions[region_id], targets[target_id]
@@ -222,7 +230,7 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
     targets = list(Target.objects.values_list("id", flat=True))
     readings = _read(f, ("target_id",), target_ids=targets, region_ids=[region_id])
     info = _targets(tid for (tid,), r in readings.items() if r.samples)
-    rows = []
+    rows: list[RankingRow] = []
     for (target_id,), reading in readings.items():
         if not reading.samples:
             continue
@@ -245,7 +253,7 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
         )
     sign = -1 if f.metric == TPS else 1
 
-    def rank_key(row):
+    def rank_key(row: RankingRow) -> tuple[bool, float, str]:
         score = row["p50"] if row["p50"] is not None else (row["value"] if row["value_kind"] == "mean" else None)
         return (score is None, sign * score if score is not None else 0, row["target"])
 
@@ -292,10 +300,10 @@ def phases(f: Selection) -> list[PhaseRow]:
     first_token, streaming: ms, never negative}. server_wait = ttfb - (dns +
     connect + tls), first_token = ttft - ttfb, streaming = total - ttft; see
     _segments for missing medians and clamping."""
-    readings = _read(f, ("region_id",), *PHASE_METRICS)
-    readings = {key[0]: r for key, r in readings.items() if r.samples}
+    grouped = _read(f, ("region_id",), *PHASE_METRICS)
+    readings: dict[int, Reading] = {key[0]: r for key, r in grouped.items() if r.samples}
     info = _regions(readings)
-    rows = []
+    rows: list[PhaseRow] = []
     for region_id, reading in readings.items():
         medians = {m: reading.percentile(m, 0.5) for m in PHASE_METRICS}
         rows.append(

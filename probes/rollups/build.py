@@ -23,7 +23,6 @@ from probes.metrics import HISTOGRAM, HISTOGRAM_NAMES
 from probes.rollups.locks import lock_day, lock_hours
 from probes.rollups.periods import DAY, HOUR, floor_day, floor_hour, hours_between
 
-
 _DAILY_JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
 
 
@@ -122,7 +121,7 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
             if tps is not None:
                 g["tps_sum"] += tps
                 g["tps_count"] += 1
-            for metric, value in zip(HISTOGRAM_NAMES, values):
+            for metric, value in zip(HISTOGRAM_NAMES, values, strict=True):
                 if value is not None:
                     g["hists"][metric].add(value)
         if not groups:

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
+from probes.engine.sse import SSEEvent
 from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
+
+if TYPE_CHECKING:
+    from probes.engine.result import ProbeSpec
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -12,7 +17,7 @@ ANTHROPIC_VERSION = "2023-06-01"
 class AnthropicMessages(Style):
     name = "anthropic"
 
-    def plan(self, spec, api_key):
+    def plan(self, spec: ProbeSpec, api_key: str | None) -> RequestPlan:
         headers = self.base_headers(spec)
         headers["anthropic-version"] = ANTHROPIC_VERSION
         if api_key:
@@ -25,7 +30,7 @@ class AnthropicMessages(Style):
         }
         return RequestPlan("POST", spec.url, headers, json.dumps(body).encode())
 
-    def on_event(self, event, state: StreamState) -> None:
+    def on_event(self, event: SSEEvent, state: StreamState) -> None:
         state.event(event.at_ns)
         payload = parse_json(event.data)
         if not isinstance(payload, dict):
@@ -38,9 +43,9 @@ class AnthropicMessages(Style):
             dtype = delta.get("type")
             if dtype == "text_delta" and delta.get("text"):
                 state.token(event.at_ns, answer=True)
-            elif dtype == "thinking_delta" and delta.get("thinking"):
-                state.token(event.at_ns, answer=False)
-            elif dtype == "input_json_delta" and delta.get("partial_json"):
+            elif (dtype == "thinking_delta" and delta.get("thinking")) or (
+                dtype == "input_json_delta" and delta.get("partial_json")
+            ):
                 state.token(event.at_ns, answer=False)
             # signature_delta carries no generated token.
         elif kind == "message_delta":

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probes.engine.sse import SSEComment, SSEEvent
+
+if TYPE_CHECKING:
+    from probes.engine.result import ProbeSpec
 
 
 @dataclass
@@ -99,7 +102,7 @@ class Style:
     name = ""
     auth_header = ""
 
-    def plan(self, spec, api_key: str | None) -> RequestPlan:
+    def plan(self, spec: ProbeSpec, api_key: str | None) -> RequestPlan:
         raise NotImplementedError
 
     def on_event(self, event: SSEEvent, state: StreamState) -> None:
@@ -110,9 +113,13 @@ class Style:
         # nor carry tokens.
         return None
 
-    def base_headers(self, spec) -> dict[str, str]:
-        return {"accept": "text/event-stream", "content-type": "application/json", "user-agent": USER_AGENT,
-                "accept-encoding": IDENTITY}
+    def base_headers(self, spec: ProbeSpec) -> dict[str, str]:
+        return {
+            "accept": "text/event-stream",
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+            "accept-encoding": IDENTITY,
+        }
 
 
 USER_AGENT = "latency-atlas-probe/0.1"

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from probes.engine.sse import SSEEvent
 from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
+
+if TYPE_CHECKING:
+    from probes.engine.result import ProbeSpec
 
 
 def stream_url(url: str, model: str) -> str:
@@ -28,7 +33,7 @@ def stream_url(url: str, model: str) -> str:
 class GeminiStream(Style):
     name = "gemini"
 
-    def plan(self, spec, api_key):
+    def plan(self, spec: ProbeSpec, api_key: str | None) -> RequestPlan:
         headers = self.base_headers(spec)
         if api_key:
             headers["x-goog-api-key"] = api_key
@@ -38,7 +43,7 @@ class GeminiStream(Style):
         }
         return RequestPlan("POST", stream_url(spec.url, spec.model), headers, json.dumps(body).encode())
 
-    def on_event(self, event, state: StreamState) -> None:
+    def on_event(self, event: SSEEvent, state: StreamState) -> None:
         state.event(event.at_ns)
         payload = parse_json(event.data)
         if not isinstance(payload, dict):

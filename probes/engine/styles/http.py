@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from probes.engine.styles.base import IDENTITY, USER_AGENT, RequestPlan, Style
+from typing import TYPE_CHECKING
+
+from probes.engine.sse import SSEEvent
+from probes.engine.styles.base import IDENTITY, USER_AGENT, RequestPlan, StreamState, Style
+
+if TYPE_CHECKING:
+    from probes.engine.result import ProbeSpec
 
 
 class PlainHTTP(Style):
     name = "http"
 
-    def plan(self, spec, api_key):
+    def plan(self, spec: ProbeSpec, api_key: str | None) -> RequestPlan:
         headers = {"user-agent": USER_AGENT, "accept": "*/*", "accept-encoding": IDENTITY}
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
@@ -16,5 +22,5 @@ class PlainHTTP(Style):
         method = (spec.method or ("POST" if body else "GET")).upper()
         return RequestPlan(method, spec.url, headers, body, streaming=False)
 
-    def on_event(self, event, state):  # pragma: no cover - never streams
+    def on_event(self, event: SSEEvent, state: StreamState) -> None:  # pragma: no cover - never streams
         raise AssertionError("plain HTTP has no stream events")

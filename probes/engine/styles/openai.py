@@ -4,8 +4,13 @@ vLLM, Together, Groq, OpenRouter, DeepSeek...)."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
+from probes.engine.sse import SSEEvent
 from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
+
+if TYPE_CHECKING:
+    from probes.engine.result import ProbeSpec
 
 # Reasoning text arrives under different keys depending on the server:
 # DeepSeek and vLLM use reasoning_content, OpenRouter and others reasoning.
@@ -15,7 +20,7 @@ _REASONING_KEYS = ("reasoning_content", "reasoning")
 class OpenAIChat(Style):
     name = "openai"
 
-    def plan(self, spec, api_key):
+    def plan(self, spec: ProbeSpec, api_key: str | None) -> RequestPlan:
         headers = self.base_headers(spec)
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
@@ -28,7 +33,7 @@ class OpenAIChat(Style):
         }
         return RequestPlan("POST", spec.url, headers, json.dumps(body).encode())
 
-    def on_event(self, event, state: StreamState) -> None:
+    def on_event(self, event: SSEEvent, state: StreamState) -> None:
         state.event(event.at_ns)
         data = event.data.strip()
         if data == "[DONE]":
@@ -54,4 +59,3 @@ class OpenAIChat(Style):
             elif delta.get("tool_calls"):
                 # Tool-call arguments are generated tokens, but not visible text.
                 state.token(event.at_ns, answer=False)
-

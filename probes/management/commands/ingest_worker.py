@@ -23,14 +23,20 @@ class Command(BaseCommand):
         app.worker_main(
             [
                 "worker",
-                "-Q", "ingest,maintenance",
-                "-P", "threads",
-                "-c", "2",
+                "-Q",
+                "ingest,maintenance",
+                "-P",
+                "threads",
+                "-c",
+                "2",
                 # Batches of up to 500 rows need that many messages in hand
                 # before any is acknowledged (they are acked after commit).
-                "--prefetch-multiplier", "1000",
-                "-n", opts["name"],
-                "-l", opts["loglevel"],
+                "--prefetch-multiplier",
+                "1000",
+                "-n",
+                opts["name"],
+                "-l",
+                opts["loglevel"],
                 "--without-gossip",
                 "--without-mingle",
             ]

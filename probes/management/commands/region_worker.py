@@ -21,13 +21,18 @@ def worker_argv(regions: list[str], concurrency: int, loglevel: str) -> list[str
     name = "region-" + "+".join(regions) if len(regions) <= 3 else f"region-{len(regions)}"
     return [
         "worker",
-        "-Q", queues,
+        "-Q",
+        queues,
         # Threads: each run waits on the shared probe event loop, so a thread
         # is cheap and N threads mean N probes in flight.
-        "-P", "threads",
-        "-c", str(concurrency),
-        "-n", f"{name}@{socket.gethostname()}",
-        "-l", loglevel,
+        "-P",
+        "threads",
+        "-c",
+        str(concurrency),
+        "-n",
+        f"{name}@{socket.gethostname()}",
+        "-l",
+        loglevel,
         "--without-gossip",
         "--without-mingle",
     ]

@@ -31,4 +31,7 @@ class Command(BaseCommand):
         if until - since > timedelta(days=3660):
             raise CommandError("the range is longer than ten years; give a narrower one")
         hours, rows = rebuild_range(floor_hour(since), until)
-        self.stdout.write(f"rolled up {hours} hours ({rows} probe-region rollups) from {floor_hour(since).isoformat()} to {until.isoformat()}")
+        self.stdout.write(
+            f"rolled up {hours} hours ({rows} probe-region rollups)"
+            f" from {floor_hour(since).isoformat()} to {until.isoformat()}"
+        )
