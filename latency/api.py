@@ -23,8 +23,8 @@ from latency.access import dashboard_api
 from latency.forms import DashboardFilterForm
 from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message
 from probes import readings
-from probes.readings.selection import UNITS, BadParameter, Selection
 from probes.models import Region, Target
+from probes.readings.selection import UNITS, BadParameter, Selection
 
 
 def json_safe(value):

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from latency.access import can_read_dashboard
 from latency.forms import LiveFeedForm
-from probes.readings import BadParameter
 from probes.live import GLOBAL_GROUP, target_group
+from probes.readings import BadParameter
 
 # Close codes in the 4000-4999 range are ours to define. Sent before the
 # handshake is accepted, the server answers HTTP 403 instead; the code still

@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from latency.access import measurement_export
 from latency.forms import ExportFilterForm
-from probes.readings import BadParameter
 from probes.exports import ExportFilters, filename
 from probes.exports.measurements import filtered_csv
 from probes.exports.regions import region_csv
 from probes.exports.responses import csv_response
+from probes.readings import BadParameter
 
 
 def _filters(request: HttpRequest) -> ExportFilters:

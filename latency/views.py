@@ -19,9 +19,9 @@ from django.utils import timezone
 from latency.access import dashboard_page, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, RegionPageFilterForm
 from probes import deadletters, metrics, readings
+from probes.models import Probe, Region, Target
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
 from probes.readings.selection import WINDOW_CHOICES, BadParameter, Selection
-from probes.models import Probe, Region, Target
 
 # Display names; the valid values themselves are probes.readings' to decide.
 WINDOW_LABELS = {"15m": "15 min", "1h": "1 h", "24h": "24 h", "7d": "7 days", "30d": "30 days", "custom": "custom"}
