@@ -7,13 +7,12 @@ nowhere else.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import defaultdict
 
 from channels.layers import get_channel_layer
 
-from probes.runtime import BackgroundLoop
+from probes.runtime import BackgroundPortal
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +33,7 @@ def broadcast(items: list[dict]) -> None:
     if layer is None:
         return
     try:
-        asyncio.run_coroutine_threadsafe(_send(layer, items), _broadcast_loop.get()).result(timeout=10)
+        _broadcast_portal.get().start_task_soon(_send, layer, items).result(timeout=10)
     except Exception:
         log.warning("broadcast of %d measurements failed", len(items), exc_info=True)
 
@@ -42,7 +41,7 @@ def broadcast(items: list[dict]) -> None:
 # One long-lived loop per process for broadcasts. async_to_sync from a worker
 # thread would build a thread, a loop and a Redis connection per batch; this
 # keeps one connection pool warm.
-_broadcast_loop = BackgroundLoop("broadcast-loop")
+_broadcast_portal = BackgroundPortal("broadcast-loop")
 
 
 async def _send(layer, items: list[dict]) -> None:
