@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
@@ -274,18 +275,17 @@ def llm_probe(make_region, make_target, make_probe, mockllm):
 
 @pytest.fixture
 def now():
-    """The current time, at least a minute from an hour's edges: rollup tests
-    reason about which hour is the current one, so it must not change under
-    them."""
-    import time
-    from datetime import UTC, datetime
+    """A moment half past an hour, within the last hour of the real clock, with
+    the clock moved there and ticking for the test. Rollup tests reason about
+    which hour is the current one; from :30 the clock needs half an hour to
+    leave it, so no waiting for a safe moment (the old fixture slept up to
+    62 s). The clock is moved rather than `now` passed in because the code
+    under test reads it in several layers (rebuild_hour's marks, the rollup
+    command, ingest), and a moved clock reaches them all."""
+    import time_machine
 
-    from probes.rollups import floor_hour
+    from tests.support import half_past_the_hour
 
-    current = datetime.now(UTC)
-    into_hour = (current - floor_hour(current)).total_seconds()
-    if into_hour > 3600 - 60:
-        time.sleep(3600 - into_hour + 2)
-    elif into_hour < 2:
-        time.sleep(2 - into_hour)
-    return datetime.now(UTC)
+    moment = half_past_the_hour(datetime.now(UTC))
+    with time_machine.travel(moment, tick=True):
+        yield moment

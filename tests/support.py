@@ -10,11 +10,20 @@ import socket
 import subprocess
 import sys
 import threading
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from devtools.harness import wait_for  # noqa: F401 (tests import it from here)
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def half_past_the_hour(real_now: datetime) -> datetime:
+    """The latest hh:30:00 not after real_now: rows written relative to it are
+    never in the real future, and a clock started there stays in its hour for
+    30 minutes."""
+    moment = real_now.replace(minute=30, second=0, microsecond=0)
+    return moment if moment <= real_now else moment - timedelta(hours=1)
 
 
 class Proc:
