@@ -289,3 +289,37 @@ def now():
     moment = half_past_the_hour(datetime.now(UTC))
     with time_machine.travel(moment, tick=True):
         yield moment
+
+
+@pytest.fixture
+def test_broker(test_redis_url, settings):
+    """The project's Celery app (latency.celery.app) pointed at the suite's own
+    Redis database for the test, then pointed back.
+
+    The app is configured with namespace="CELERY", so it reads
+    CELERY_BROKER_URL from the Django settings before any app.conf.broker_url
+    change: the setting is what must be overridden. The app also caches its
+    connection and producer pools for the broker it first used, so its
+    references to both are dropped on the way in and out. They are not
+    closed: kombu shares pools per broker URL across every app in the process
+    (pipeline.app uses the same one), and a closed one would break them."""
+    import redis
+    from kombu import Connection
+
+    from latency.celery import app
+
+    def drop_pools():
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    r = redis.Redis.from_url(test_redis_url)
+    r.flushdb()
+    drop_pools()
+    settings.CELERY_BROKER_URL = test_redis_url
+    # Never publish to the real broker by accident.
+    assert app.pool.connection.as_uri() == Connection(test_redis_url).as_uri()
+    try:
+        yield r
+    finally:
+        drop_pools()
+        r.close()

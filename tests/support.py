@@ -3,6 +3,8 @@ TCP proxy that can cut a service off (a real outage, at the socket level)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import selectors
 import signal
@@ -12,8 +14,12 @@ import sys
 import threading
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from devtools.harness import wait_for  # noqa: F401 (tests import it from here)
+
+if TYPE_CHECKING:
+    import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -181,3 +187,21 @@ class TcpProxy:
                         self._pairs[sock].setblocking(False)
                     except OSError:
                         self._close(sock)
+
+
+def queued_messages(r: "redis.Redis", queue: str) -> list[dict]:
+    """Decode the run messages waiting in a kombu Redis queue, oldest first:
+    each list entry is a JSON envelope whose body is base64 JSON
+    [args, kwargs, embed]; our task takes the slot message as its one arg."""
+    from probes.scheduling import RUN_TASK
+
+    out = []
+    for raw in reversed(r.lrange(queue, 0, -1)):  # kombu LPUSHes and BRPOPs
+        envelope = json.loads(raw)
+        assert envelope["properties"]["body_encoding"] == "base64"
+        assert envelope["headers"]["task"] == RUN_TASK
+        args, kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
+        assert kwargs == {}
+        (message,) = args
+        out.append(message)
+    return out

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.test_engine_ttft_rules import server_log
+from tests.engine.test_engine_ttft_rules import server_log
 
 SECRET = "sk-latency-test-0123456789abcdef"
 EXPECTED_HEADER = {"openai": "authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from devtools.harness import login
-from tests.browser import asgi_server, browser_page, snap  # noqa: F401 (fixtures)
-from tests.test_browser_live_dashboard import DATA_REGIONS, MAP_READY_JS, _measurement_fields
+from tests.browser.conftest import snap
+from tests.browser.test_browser_live_dashboard import DATA_REGIONS, MAP_READY_JS, _measurement_fields
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from probes.ingest import store, store_with_retry
 from probes.models import DeadLetter, Measurement
 from probes.rollups import prune_raw
-from tests.test_ingest_validation import BASE, payload
+from tests.pipeline.test_ingest_validation import BASE, payload
 
 
 @pytest.fixture

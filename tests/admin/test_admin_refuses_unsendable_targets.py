@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from probes.models import Target
-from tests.test_admin_validation import form_errors, target_data
+from tests.admin.test_admin_validation import form_errors, target_data
 
 ADD = "admin:probes_target_add"
 

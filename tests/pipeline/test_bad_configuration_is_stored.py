@@ -11,7 +11,7 @@ import pytest
 
 from probes.models import Measurement
 from tests.support import wait_for
-from tests.test_keys_never_leak import leaks
+from tests.engine.test_keys_never_leak import leaks
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from devtools.harness import live_item, login, outside_browser_loop, wait_until
-from tests.browser import asgi_server, browser_page, snap  # noqa: F401 (asgi_server and browser_page are fixtures)
+from tests.browser.conftest import snap
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 

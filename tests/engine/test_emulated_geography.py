@@ -240,12 +240,9 @@ def test_no_coordinates_or_no_setting_means_no_emulated_delay(settings, two_regi
     assert all(s["emulated_rtt_ms"] == 0 and s["emulated_jitter_ms"] == 0 for s in specs.values())
 
 
-from tests.test_scheduling import test_broker  # noqa: E402,F401,F811  (the fixture, shared)
-
-
-def test_run_now_carries_each_regions_emulated_delay(settings, two_region_probe, test_broker):  # noqa: F811
+def test_run_now_carries_each_regions_emulated_delay(settings, two_region_probe, test_broker):
     from probes import scheduling
-    from tests.test_scheduling import queued_messages
+    from tests.support import queued_messages
 
     settings.LATENCY_EMULATED_GEOGRAPHY = True
     probe, places = two_region_probe(latitude=ASHBURN[0], longitude=ASHBURN[1])

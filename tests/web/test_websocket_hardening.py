@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 
 from latency.asgi import application
 from probes.live import broadcast
-from tests.test_consumer_websocket import (  # noqa: F401 (fixtures)
+from tests.web.test_consumer_websocket import (  # noqa: F401 (fixtures)
     TIMEOUT,
     item,
     redis_channel_layer,

@@ -3,7 +3,7 @@
 Nothing here downloads a browser: Playwright (pip, with its driver) launches /usr/bin/chromium, installed by
 `apt-get install chromium` (.ci/run does it when missing). Never run `playwright install`.
 
-Fixtures (import them into the test module: `from tests.browser import browser_page, asgi_server`):
+Fixtures of the tests in this folder:
 
 - `browser_page`: a fresh Chromium (its own user-data-dir) and one page. Every request URL the browser makes is
   recorded (`page.recorder.urls`; websockets in `page.recorder.websockets`, handshakes that completed in

@@ -3,17 +3,13 @@ secret, and "run now" queues one run per active region on the real broker."""
 
 from __future__ import annotations
 
-import base64
 import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import redis
-from kombu import Connection
 
 from probes.models import Probe, Region
 from probes.scheduling import (
-    RUN_TASK,
     current_slot,
     dispatch_due,
     due_slots,
@@ -21,53 +17,7 @@ from probes.scheduling import (
     run_now,
     slot_offset,
 )
-
-
-def queued_messages(r: redis.Redis, queue: str) -> list[dict]:
-    """Decode the run messages waiting in a kombu Redis queue, oldest first:
-    each list entry is a JSON envelope whose body is base64 JSON
-    [args, kwargs, embed]; our task takes the slot message as its one arg."""
-    out = []
-    for raw in reversed(r.lrange(queue, 0, -1)):  # kombu LPUSHes and BRPOPs
-        envelope = json.loads(raw)
-        assert envelope["properties"]["body_encoding"] == "base64"
-        assert envelope["headers"]["task"] == RUN_TASK
-        args, kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
-        assert kwargs == {}
-        (message,) = args
-        out.append(message)
-    return out
-
-
-@pytest.fixture
-def test_broker(test_redis_url, settings):
-    """The project's Celery app (latency.celery.app) pointed at the suite's own
-    Redis database for the test, then pointed back.
-
-    The app is configured with namespace="CELERY", so it reads
-    CELERY_BROKER_URL from the Django settings before any app.conf.broker_url
-    change: the setting is what must be overridden. The app also caches its
-    connection and producer pools for the broker it first used, so its
-    references to both are dropped on the way in and out. They are not
-    closed: kombu shares pools per broker URL across every app in the process
-    (pipeline.app uses the same one), and a closed one would break them."""
-    from latency.celery import app
-
-    def drop_pools():
-        app._pool = None
-        app.amqp._producer_pool = None
-
-    r = redis.Redis.from_url(test_redis_url)
-    r.flushdb()
-    drop_pools()
-    settings.CELERY_BROKER_URL = test_redis_url
-    # Never publish to the real broker by accident.
-    assert app.pool.connection.as_uri() == Connection(test_redis_url).as_uri()
-    try:
-        yield r
-    finally:
-        drop_pools()
-        r.close()
+from tests.support import queued_messages
 
 
 # current_slot ---------------------------------------------------------------

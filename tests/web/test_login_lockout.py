@@ -37,7 +37,7 @@ class CountingHasher(PBKDF2PasswordHasher):
 def lockout_settings(settings):
     settings.AXES_FAILURE_LIMIT = LIMIT
     settings.AXES_COOLOFF_TIME = timedelta(minutes=15)
-    settings.PASSWORD_HASHERS = ["tests.test_login_lockout.CountingHasher"]
+    settings.PASSWORD_HASHERS = ["tests.web.test_login_lockout.CountingHasher"]
 
 
 @pytest.fixture
