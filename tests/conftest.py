@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -30,66 +29,30 @@ def mockllm_tls() -> Iterator[MockLLMServer]:
         yield server
 
 
-# Factories for probes.models: each returns a callable taking keyword
-# overrides, so a test states only what it cares about.
-_factory_seq = itertools.count(1)
+# The factories of tests/factories.py as fixtures, for tests that ask for
+# them by name: each takes keyword overrides.
 
 
 @pytest.fixture
 def make_region(db):
-    from probes.models import Region
+    from tests.factories import RegionFactory
 
-    def make(**overrides) -> Region:
-        n = next(_factory_seq)
-        fields = {
-            "slug": f"test-region-{n}",
-            "name": f"Test region {n}",
-            "city": "Testville",
-            "country": "ZZ",
-            "latitude": 0.0,
-            "longitude": 0.0,
-        }
-        fields.update(overrides)
-        return Region.objects.create(**fields)
-
-    return make
+    return RegionFactory
 
 
 @pytest.fixture
 def make_target(db):
-    from probes.models import Target
+    from tests.factories import TargetFactory
 
-    def make(**overrides) -> Target:
-        n = next(_factory_seq)
-        fields = {
-            "name": f"Test target {n}",
-            "api_style": "openai",
-            "url": "http://127.0.0.1:9/v1/chat/completions",
-            "model": "test-model",
-            "api_key_env": "TEST_API_KEY",
-        }
-        fields.update(overrides)
-        return Target.objects.create(**fields)
-
-    return make
+    return TargetFactory
 
 
 @pytest.fixture
-def make_probe(db, make_region, make_target):
-    from probes.models import Probe
+def make_probe(db):
+    """regions=[...] to run from; a fresh test region when omitted."""
+    from tests.factories import ProbeFactory
 
-    def make(*, regions=None, **overrides) -> Probe:
-        """regions: Region objects to run from; a fresh test region when omitted."""
-        n = next(_factory_seq)
-        fields = {"name": f"Test probe {n}", "interval_seconds": 60, "timeout_seconds": 30.0}
-        fields.update(overrides)
-        if "target" not in fields:
-            fields["target"] = make_target()
-        probe = Probe.objects.create(**fields)
-        probe.regions.set(regions if regions is not None else [make_region()])
-        return probe
-
-    return make
+    return ProbeFactory
 
 
 # --- engine helpers -------------------------------------------------------

@@ -5,7 +5,6 @@ surviving the pruning of the rows they came from."""
 from __future__ import annotations
 
 import math
-import random
 from datetime import datetime, timedelta
 
 import pytest
@@ -19,6 +18,7 @@ from probes.ingest import store
 from probes.models import HourlyRollup, Measurement, RollupHour
 from probes.readings.window import read_window
 from probes.rollups import HOUR, floor_hour, prune_raw, rebuild_hour, rebuild_range, rollup_stale_hours
+from tests.factories import spread_measurements
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 # Per-region latency: far enough apart that mixing regions up shows.
@@ -35,40 +35,15 @@ def probe(make_probe, regions):
     return make_probe(regions=regions)
 
 
-def add_rows(probe, region_index: int, region, start: datetime, end: datetime, count: int, *, seed: int) -> list[Measurement]:
-    """`count` raw rows spread over [start, end); every seventh one failed."""
-    rng = random.Random(seed)
-    median = MEDIAN_TTFT[region_index]
-    rows = []
-    for i in range(count):
-        started = start + (end - start) * (i / count)
-        failed = i % 7 == 3
-        rows.append(
-            Measurement(
-                probe=probe,
-                target=probe.target,
-                region=region,
-                scheduled_for=started,
-                started_at=started,
-                worker="w",
-                outcome="timeout" if failed else "ok",
-                connection="cold",
-                ttft_ms=None if failed else rng.lognormvariate(math.log(median), 0.6),
-                ttfb_ms=None if failed else rng.uniform(50, 150),
-                total_ms=30_000.0 if failed else rng.uniform(1000, 3000),
-                tokens_per_s=None if failed else rng.uniform(20, 80),
-            )
-        )
-    return Measurement.objects.bulk_create(rows)
-
-
 def fill_hours(probe, regions, hours, *, per_hour=60, now=None):
     """Raw rows in each given hour for each region; the current hour only up
     to `now`."""
     for h_index, hour in enumerate(hours):
         end = min(hour + HOUR, now) if now is not None else hour + HOUR
         for r_index, region in enumerate(regions):
-            add_rows(probe, r_index, region, hour, end, per_hour, seed=h_index * 10 + r_index)
+            spread_measurements(
+                probe, region, hour, end, per_hour, seed=h_index * 10 + r_index, median=MEDIAN_TTFT[r_index], fail_every=7
+            )
 
 
 def rollup_rows() -> list[tuple]:
@@ -260,8 +235,8 @@ def test_prune_deletes_old_raw_rows_in_batches_and_their_rollups_keep_the_readin
     recent_hour = floor_hour(now) - HOUR
     fill_hours(probe, regions, [cutoff + HOUR, recent_hour], per_hour=20)
     # Right on the edge: one row just before the cutoff goes, one at it stays.
-    add_rows(probe, 0, regions[0], cutoff - timedelta(microseconds=1), cutoff, 1, seed=99)
-    add_rows(probe, 0, regions[0], cutoff, cutoff + timedelta(microseconds=1), 1, seed=98)
+    spread_measurements(probe, regions[0], cutoff - timedelta(microseconds=1), cutoff, 1, seed=99, median=MEDIAN_TTFT[0])
+    spread_measurements(probe, regions[0], cutoff, cutoff + timedelta(microseconds=1), 1, seed=98, median=MEDIAN_TTFT[0])
     old_count = Measurement.objects.filter(started_at__lt=cutoff).count()
     new_count = Measurement.objects.filter(started_at__gte=cutoff).count()
     assert old_count == 3 * 2 * 50 + 1 and new_count == 2 * 20 * 2 + 1

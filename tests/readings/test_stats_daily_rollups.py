@@ -22,6 +22,7 @@ from probes.metrics import HISTOGRAM_NAMES as METRICS
 from probes.readings.plan import coverage
 from probes.readings.window import read_window
 from probes.rollups import DAY, HOUR, floor_day, prune_raw, rebuild_day, rebuild_hour, rebuild_range
+from tests.factories import MeasurementFactory
 
 backfill_migration = importlib.import_module("probes.migrations.0003_daily_rollups")
 
@@ -54,15 +55,14 @@ def fill(probes, regions, start: datetime, hours: int, per_hour: int = 10) -> No
                     failed = i % 6 == 5
                     ok = not failed
                     rows.append(
-                        Measurement(
+                        MeasurementFactory.build(
                             probe=probe,
-                            target=probe.target,
                             region=region,
                             scheduled_for=started,
-                            started_at=started,
-                            worker="w",
                             outcome="ok" if ok else "http_error",
-                            connection="cold",
+                            http_status=None,
+                            output_tokens=None,
+                            itl_p50_ms=None,
                             dns_ms=rng.uniform(1, 30) if ok else None,
                             connect_ms=rng.uniform(10, 90),
                             tls_ms=rng.uniform(20, 180) if ok else None,

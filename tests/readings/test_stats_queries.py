@@ -5,7 +5,6 @@ the floor and tax, phases that stack up, and parameters refused by name."""
 from __future__ import annotations
 
 import math
-import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -23,6 +22,7 @@ from probes.ingest import store
 from probes.models import Measurement, RollupHour
 from probes.readings.plan import coverage
 from probes.rollups import HOUR, floor_hour, rebuild_range
+from tests.factories import spread_measurements
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 # 10,000 km along the equator from (0, 0).
@@ -45,50 +45,6 @@ def target(make_target):
 @pytest.fixture
 def probe(make_probe, regions, target):
     return make_probe(target=target, regions=regions)
-
-
-def add_rows(probe, region, start, end, count, *, seed, median=300.0, fail_every=0, **fixed):
-    """`count` rows spread evenly over [start, end); every `fail_every`-th one
-    a timeout without timings. `fixed` pins columns (e.g. connect_ms=130)."""
-    rng = random.Random(seed)
-    rows = []
-    for i in range(count):
-        started = start + (end - start) * (i / count)
-        failed = bool(fail_every) and i % fail_every == fail_every - 1
-        dns = rng.uniform(1, 20)
-        connect = rng.uniform(20, 60)
-        tls = connect * 2
-        ttfb = dns + connect + tls + rng.lognormvariate(math.log(200), 0.3)
-        ttft = ttfb + rng.lognormvariate(math.log(median), 0.5)
-        total = ttft + rng.uniform(500, 2000)
-        values = {
-            "dns_ms": dns,
-            "connect_ms": connect,
-            "tls_ms": tls,
-            "ttfb_ms": ttfb,
-            "ttft_ms": ttft,
-            "ttfat_ms": ttft + 3,
-            "total_ms": total,
-            "tokens_per_s": rng.uniform(20, 90),
-        }
-        if failed:
-            values = dict.fromkeys(values)
-        elif fixed:
-            values.update(fixed)
-        rows.append(
-            Measurement(
-                probe=probe,
-                target=probe.target,
-                region=region,
-                scheduled_for=started,
-                started_at=started,
-                worker="w",
-                outcome="timeout" if failed else "ok",
-                connection="cold",
-                **values,
-            )
-        )
-    return Measurement.objects.bulk_create(rows)
 
 
 def raw_rows(f: Filters, region, target=None):
@@ -114,7 +70,7 @@ def fill_hours(probe, regions, first_hour, hours, now, *, per_hour=40, fail_ever
         hour = first_hour + HOUR * k
         end = min(hour + HOUR, now)
         for i, region in enumerate(regions):
-            add_rows(probe, region, hour, end, per_hour, seed=k * 10 + i, median=150.0 * (i + 1), fail_every=fail_every)
+            spread_measurements(probe, region, hour, end, per_hour, seed=k * 10 + i, median=150.0 * (i + 1), fail_every=fail_every)
 
 
 def assert_summary_matches_raw(f: Filters, regions):
@@ -142,9 +98,9 @@ def assert_summary_matches_raw(f: Filters, regions):
 
 def test_a_raw_window_gives_percentiles_within_two_percent_of_exact_and_exact_counts(probe, regions, now):
     for i, region in enumerate(regions):
-        add_rows(probe, region, now - timedelta(minutes=55), now, 300, seed=i, median=200.0 * (i + 1), fail_every=9)
+        spread_measurements(probe, region, now - timedelta(minutes=55), now, 300, seed=i, median=200.0 * (i + 1), fail_every=9)
         # Outside the window: must not count.
-        add_rows(probe, region, now - timedelta(hours=3), now - timedelta(hours=2), 50, seed=50 + i, median=5000.0)
+        spread_measurements(probe, region, now - timedelta(hours=3), now - timedelta(hours=2), 50, seed=50 + i, median=5000.0)
     f = parse_filters({"target": [str(probe.target_id)], "window": ["1h"], "percentile": ["p90"]}, now)
     assert f.raw_only
     assert_summary_matches_raw(f, regions)
@@ -226,7 +182,7 @@ def test_merged_rollups_are_reused_until_one_of_their_hours_is_rebuilt(probe, re
 
     # A row written behind the ingest's back leaves the hour marked: only a
     # rebuild, which stamps the mark anew, brings it into the readings.
-    add_rows(probe, regions[0], current - 20 * HOUR + timedelta(seconds=7), current - 19 * HOUR, 1, seed=5)
+    spread_measurements(probe, regions[0], current - 20 * HOUR + timedelta(seconds=7), current - 19 * HOUR, 1, seed=5)
     assert by_slug(stats.region_summary(f))["near"]["samples"] == by_slug(answers[0])["near"]["samples"]
     rebuild_range(current - 20 * HOUR, current - 19 * HOUR)
     with CaptureQueriesContext(connection) as rebuilt:
@@ -242,7 +198,7 @@ def test_merged_rollups_are_reused_until_one_of_their_hours_is_rebuilt(probe, re
 
 def test_the_floor_is_the_round_trip_over_fiber_and_the_tax_is_connect_above_it(probe, regions, now, make_target, make_probe):
     for region in regions:
-        add_rows(probe, region, now - timedelta(minutes=30), now, 40, seed=1, connect_ms=130.0)
+        spread_measurements(probe, region, now - timedelta(minutes=30), now, 40, seed=1, connect_ms=130.0)
     f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
     summary = by_slug(stats.region_summary(f))
 
@@ -269,7 +225,7 @@ def test_regions_an_enabled_probe_runs_from_are_listed_even_without_data(probe, 
     probe.regions.add(quiet)
     disabled_only = make_region(slug="disabled-only", name="Disabled only")
     make_probe(target=probe.target, regions=[disabled_only], enabled=False)
-    add_rows(probe, regions[0], now - timedelta(minutes=10), now, 20, seed=3)
+    spread_measurements(probe, regions[0], now - timedelta(minutes=10), now, 20, seed=3)
     f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
 
     summary = by_slug(stats.region_summary(f))
@@ -319,7 +275,7 @@ def test_tokens_per_second_has_exact_percentiles_on_raw_windows_and_a_mean_on_lo
 
 def test_phase_segments_stack_up_to_the_median_total_when_every_phase_is_present(probe, regions, now):
     for i, region in enumerate(regions):
-        add_rows(probe, region, now - timedelta(minutes=40), now, 200, seed=i)
+        spread_measurements(probe, region, now - timedelta(minutes=40), now, 200, seed=i)
     f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
     rows = stats.phases(f)
     assert [row["region"] for row in rows] == ["far", "near"]  # by name
@@ -340,10 +296,10 @@ def test_phase_segments_stack_up_to_the_median_total_when_every_phase_is_present
 
 def test_phase_segments_are_never_negative_and_missing_phases_add_nothing(probe, regions, now):
     # Medians that do not add up: TTFB below DNS + connect + TLS.
-    add_rows(probe, regions[0], now - timedelta(minutes=20), now, 50, seed=1,
+    spread_measurements(probe, regions[0], now - timedelta(minutes=20), now, 50, seed=1,
              dns_ms=10.0, connect_ms=50.0, tls_ms=100.0, ttfb_ms=120.0, ttft_ms=300.0, total_ms=1000.0)
     # A warm connection to a plain-HTTP endpoint: no DNS, connect, TLS or token.
-    add_rows(probe, regions[1], now - timedelta(minutes=20), now, 50, seed=2,
+    spread_measurements(probe, regions[1], now - timedelta(minutes=20), now, 50, seed=2,
              dns_ms=None, connect_ms=None, tls_ms=None, ttfb_ms=80.0, ttft_ms=None, ttfat_ms=None, total_ms=200.0)
     f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
     rows = {row["region"]: row for row in stats.phases(f)}
@@ -391,7 +347,7 @@ def assert_series_matches_raw(f: Filters, regions, size, *, rel):
 
 def test_time_series_of_a_short_window_are_exact_per_raw_bucket(probe, regions, now):
     for i, region in enumerate(regions):
-        add_rows(probe, region, now - timedelta(hours=23, minutes=50), now, 400, seed=i, fail_every=5)
+        spread_measurements(probe, region, now - timedelta(hours=23, minutes=50), now, 400, seed=i, fail_every=5)
     f = parse_filters({"target": [str(probe.target_id)], "window": ["24h"]}, now)
     assert stats.bucket_size(f) == timedelta(minutes=30)
     series = assert_series_matches_raw(f, regions, timedelta(minutes=30), rel=0)
@@ -440,9 +396,9 @@ def test_bucket_sizes_follow_the_window(db, window, since, size):
 def test_a_region_ranks_every_target_measured_from_it_by_median_ttft(probe, regions, now, make_probe, make_target):
     slow = make_probe(target=make_target(name="slow one"), regions=regions)
     silent = make_probe(target=make_target(name="silent one"), regions=regions)
-    add_rows(probe, regions[0], now - timedelta(minutes=30), now, 60, seed=1, median=200.0, fail_every=10)
-    add_rows(slow, regions[0], now - timedelta(minutes=30), now, 60, seed=2, median=2000.0)
-    add_rows(silent, regions[1], now - timedelta(minutes=30), now, 60, seed=3, median=10.0)
+    spread_measurements(probe, regions[0], now - timedelta(minutes=30), now, 60, seed=1, median=200.0, fail_every=10)
+    spread_measurements(slow, regions[0], now - timedelta(minutes=30), now, 60, seed=2, median=2000.0)
+    spread_measurements(silent, regions[1], now - timedelta(minutes=30), now, 60, seed=3, median=10.0)
     # Filters naming one target do not narrow a region's ranking.
     f = Filters(target_ids=[slow.target_id], since=now - timedelta(hours=1), until=now)
 
@@ -460,10 +416,10 @@ def test_a_region_ranks_every_target_measured_from_it_by_median_ttft(probe, regi
 
 
 def test_recent_measurements_are_the_newest_across_regions_and_failures_only_the_failed(probe, regions, now, make_probe):
-    add_rows(probe, regions[0], now - timedelta(hours=2), now - timedelta(hours=1), 30, seed=1, fail_every=3)
-    add_rows(probe, regions[1], now - timedelta(minutes=50), now, 30, seed=2, fail_every=4)
+    spread_measurements(probe, regions[0], now - timedelta(hours=2), now - timedelta(hours=1), 30, seed=1, fail_every=3)
+    spread_measurements(probe, regions[1], now - timedelta(minutes=50), now, 30, seed=2, fail_every=4)
     other = make_probe(regions=regions)
-    add_rows(other, regions[0], now - timedelta(minutes=5), now, 10, seed=3, fail_every=1)
+    spread_measurements(other, regions[0], now - timedelta(minutes=5), now, 10, seed=3, fail_every=1)
 
     recent = stats.recent_measurements(probe.target_id, limit=40)
     expected = list(Measurement.objects.filter(target=probe.target).order_by("-started_at").values_list("id", flat=True)[:40])
@@ -481,7 +437,7 @@ def test_recent_measurements_are_the_newest_across_regions_and_failures_only_the
 
 
 def test_recent_failures_can_use_the_partial_failures_index(probe, regions, now):
-    add_rows(probe, regions[0], now - timedelta(minutes=30), now, 50, seed=1, fail_every=5)
+    spread_measurements(probe, regions[0], now - timedelta(minutes=30), now, 50, seed=1, fail_every=5)
     with connection.cursor() as cur:
         # On a table this small the planner would rather scan; forbid that
         # to learn whether the query's predicate matches the index's.
