@@ -17,6 +17,9 @@ from probes.models import Measurement
 from tests.factories import MeasurementFactory
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+# The large exports (memory, concurrency): ROWS rows, one every STEP from T0.
+ROWS = 100_000
+STEP = timedelta(seconds=1)
 
 
 def viewer(django_user_model, username: str = "exporter", *, permitted: bool = True):

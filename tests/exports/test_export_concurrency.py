@@ -18,9 +18,8 @@ from django.test import Client
 
 from devtools.harness import UvicornServer
 from tests.conftest import _database_url
-from tests.export_support import T0, viewer
+from tests.export_support import ROWS, STEP, T0, viewer
 from tests.support import wait_for
-from tests.exports.test_export_memory import ROWS, STEP, loaded  # noqa: F401 (fixture: ROWS measurements from T0)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 

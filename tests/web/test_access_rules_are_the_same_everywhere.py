@@ -12,9 +12,9 @@ from django.test import AsyncClient
 
 from latency.consumers import CLOSE_LOGIN_REQUIRED
 from tests.export_support import close_async_thread_connections  # noqa: F401  (autouse)
-from tests.web.test_consumer_websocket import SAME_ORIGIN, TIMEOUT, Socket, redis_channel_layer  # noqa: F401  (autouse)
+from tests.web.test_consumer_websocket import SAME_ORIGIN, TIMEOUT, Socket
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("redis_channel_layer")]
 
 LOGIN = "login"  # redirected to the login form
 OPEN = "open"

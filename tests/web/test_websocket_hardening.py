@@ -10,14 +10,9 @@ from channels.testing import WebsocketCommunicator
 
 from latency.asgi import application
 from probes.live import broadcast
-from tests.web.test_consumer_websocket import (  # noqa: F401 (fixtures)
-    TIMEOUT,
-    item,
-    redis_channel_layer,
-    session_cookie,
-)
+from tests.web.test_consumer_websocket import TIMEOUT, item
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("redis_channel_layer")]
 
 CLOSE_UNSUPPORTED_DATA = 1003  # RFC 6455
 
