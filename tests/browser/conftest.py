@@ -32,7 +32,7 @@ import pytest
 from devtools.harness import CHROMIUM, UvicornServer, attach_recorder, launch_chromium
 from latency.env import channel_layer  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository, above tests/browser/
 ARTIFACTS = ROOT / "test-artifacts"
 
 

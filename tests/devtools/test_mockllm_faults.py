@@ -19,7 +19,7 @@ import pytest
 
 from devtools.mockllm import running_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 OPENAI = "/v1/chat/completions"
 ANTHROPIC = "/v1/messages"
 GEMINI = "/v1beta/models/gemini-mock:streamGenerateContent?alt=sse"

@@ -18,7 +18,7 @@ import pytest
 
 from probes.engine import Engine, ProbeSpec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 KEY_VAR = "LATENCY_CONFIG_TEST_KEY"
 PATH = "/v1/chat/completions"
 

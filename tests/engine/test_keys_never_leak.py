@@ -20,7 +20,7 @@ import pytest
 
 from probes.engine import Engine, ProbeSpec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 WINDOW = 8
 VAR = "LATENCY_LEAK_TEST_KEY"
 # Base64-ish, with "+", "/" and "=" every few characters: percent-encoding and

@@ -11,7 +11,7 @@ import pytest
 
 from probes.engine.result import MEASUREMENT_FIELDS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 
 def probe(*args, env=None):

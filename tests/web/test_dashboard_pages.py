@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from probes.models import Measurement
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 DEMO_BANNER = "Demo data: latencies are emulated on one machine"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 
 def run(args: list[str], **env: str) -> subprocess.CompletedProcess:
