@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
 
 from devtools.mockllm import MockLLMServer, running_server
-from latency.env import channel_layer  # noqa: E402
+from latency.env import channel_layer
 
 if TYPE_CHECKING:
     from tests.support import Proc
@@ -29,66 +29,30 @@ def mockllm_tls() -> Iterator[MockLLMServer]:
         yield server
 
 
-# Factories for probes.models: each returns a callable taking keyword
-# overrides, so a test states only what it cares about.
-_factory_seq = itertools.count(1)
+# The factories of tests/factories.py as fixtures, for tests that ask for
+# them by name: each takes keyword overrides.
 
 
 @pytest.fixture
 def make_region(db):
-    from probes.models import Region
+    from tests.factories import RegionFactory
 
-    def make(**overrides) -> Region:
-        n = next(_factory_seq)
-        fields = {
-            "slug": f"test-region-{n}",
-            "name": f"Test region {n}",
-            "city": "Testville",
-            "country": "ZZ",
-            "latitude": 0.0,
-            "longitude": 0.0,
-        }
-        fields.update(overrides)
-        return Region.objects.create(**fields)
-
-    return make
+    return RegionFactory
 
 
 @pytest.fixture
 def make_target(db):
-    from probes.models import Target
+    from tests.factories import TargetFactory
 
-    def make(**overrides) -> Target:
-        n = next(_factory_seq)
-        fields = {
-            "name": f"Test target {n}",
-            "api_style": "openai",
-            "url": "http://127.0.0.1:9/v1/chat/completions",
-            "model": "test-model",
-            "api_key_env": "TEST_API_KEY",
-        }
-        fields.update(overrides)
-        return Target.objects.create(**fields)
-
-    return make
+    return TargetFactory
 
 
 @pytest.fixture
-def make_probe(db, make_region, make_target):
-    from probes.models import Probe
+def make_probe(db):
+    """regions=[...] to run from; a fresh test region when omitted."""
+    from tests.factories import ProbeFactory
 
-    def make(*, regions=None, **overrides) -> Probe:
-        """regions: Region objects to run from; a fresh test region when omitted."""
-        n = next(_factory_seq)
-        fields = {"name": f"Test probe {n}", "interval_seconds": 60, "timeout_seconds": 30.0}
-        fields.update(overrides)
-        if "target" not in fields:
-            fields["target"] = make_target()
-        probe = Probe.objects.create(**fields)
-        probe.regions.set(regions if regions is not None else [make_region()])
-        return probe
-
-    return make
+    return ProbeFactory
 
 
 # --- engine helpers -------------------------------------------------------
@@ -204,7 +168,7 @@ class Pipeline:
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
-    def start(self, *args: str, **env) -> "Proc":
+    def start(self, *args: str, **env) -> Proc:
         from tests.support import Proc
 
         name = "-".join(a.strip("-") for a in args)[:60].replace("/", "_").replace(",", "_")
@@ -212,15 +176,15 @@ class Pipeline:
         self.procs.append(proc)
         return proc
 
-    def start_region(self, slug: str, **env) -> "Proc":
+    def start_region(self, slug: str, **env) -> Proc:
         # A region worker gets a database URL that cannot work: it must not need one.
         env.setdefault("DATABASE_URL", "postgres://nobody@127.0.0.1:1/no_database_here")
         return self.start("region_worker", "--region", slug, "--concurrency", "20", **env)
 
-    def start_ingest(self, **env) -> "Proc":
+    def start_ingest(self, **env) -> Proc:
         return self.start("ingest_worker", **env)
 
-    def start_scheduler(self, **env) -> "Proc":
+    def start_scheduler(self, **env) -> Proc:
         return self.start("scheduler", **env)
 
     def queue_length(self, name: str) -> int:
@@ -239,9 +203,7 @@ class Pipeline:
 def pipeline(transactional_db, test_redis_url, tmp_path, settings, request):
     from channels.layers import channel_layers
 
-    settings.CHANNEL_LAYERS = {
-        "default": channel_layer(test_redis_url, "latency-test")
-    }
+    settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, "latency-test")}
     channel_layers.backends = {}
     p = Pipeline(tmp_path, test_redis_url)
     yield p
@@ -266,7 +228,9 @@ def llm_probe(make_region, make_target, make_probe, mockllm):
     def make(slug="test-lagos", interval=10, timeout=5.0, **knobs):
         region = make_region(slug=slug, name=slug)
         query = "&".join(f"{k}={v}" for k, v in {"tokens": 5, "gap_ms": 2, **knobs}.items())
-        target = make_target(url=f"{mockllm.base_url}/v1/chat/completions?{query}", api_style="openai", model="mock-model")
+        target = make_target(
+            url=f"{mockllm.base_url}/v1/chat/completions?{query}", api_style="openai", model="mock-model"
+        )
         return make_probe(target=target, regions=[region], interval_seconds=interval, timeout_seconds=timeout)
 
     return make
@@ -274,18 +238,51 @@ def llm_probe(make_region, make_target, make_probe, mockllm):
 
 @pytest.fixture
 def now():
-    """The current time, at least a minute from an hour's edges: rollup tests
-    reason about which hour is the current one, so it must not change under
-    them."""
-    import time
-    from datetime import UTC, datetime
+    """A moment half past an hour, within the last hour of the real clock, with
+    the clock moved there and ticking for the test. Rollup tests reason about
+    which hour is the current one; from :30 the clock needs half an hour to
+    leave it, so no waiting for a safe moment (the old fixture slept up to
+    62 s). The clock is moved rather than `now` passed in because the code
+    under test reads it in several layers (rebuild_hour's marks, the rollup
+    command, ingest), and a moved clock reaches them all."""
+    import time_machine
 
-    from probes.rollups import floor_hour
+    from tests.support import half_past_the_hour
 
-    current = datetime.now(UTC)
-    into_hour = (current - floor_hour(current)).total_seconds()
-    if into_hour > 3600 - 60:
-        time.sleep(3600 - into_hour + 2)
-    elif into_hour < 2:
-        time.sleep(2 - into_hour)
-    return datetime.now(UTC)
+    moment = half_past_the_hour(datetime.now(UTC))
+    with time_machine.travel(moment, tick=True):
+        yield moment
+
+
+@pytest.fixture
+def test_broker(test_redis_url, settings):
+    """The project's Celery app (latency.celery.app) pointed at the suite's own
+    Redis database for the test, then pointed back.
+
+    The app is configured with namespace="CELERY", so it reads
+    CELERY_BROKER_URL from the Django settings before any app.conf.broker_url
+    change: the setting is what must be overridden. The app also caches its
+    connection and producer pools for the broker it first used, so its
+    references to both are dropped on the way in and out. They are not
+    closed: kombu shares pools per broker URL across every app in the process
+    (pipeline.app uses the same one), and a closed one would break them."""
+    import redis
+    from kombu import Connection
+
+    from latency.celery import app
+
+    def drop_pools():
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    r = redis.Redis.from_url(test_redis_url)
+    r.flushdb()
+    drop_pools()
+    settings.CELERY_BROKER_URL = test_redis_url
+    # Never publish to the real broker by accident.
+    assert app.pool.connection.as_uri() == Connection(test_redis_url).as_uri()
+    try:
+        yield r
+    finally:
+        drop_pools()
+        r.close()

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import csv
 import io
-
-import pytest
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from django.contrib.auth.models import Permission
 
 from probes.models import Measurement
+from tests.factories import MeasurementFactory
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+# The large exports (memory, concurrency): ROWS rows, one every STEP from T0.
+ROWS = 100_000
+STEP = timedelta(seconds=1)
 
 
 def viewer(django_user_model, username: str = "exporter", *, permitted: bool = True):
@@ -26,29 +29,8 @@ def viewer(django_user_model, username: str = "exporter", *, permitted: bool = T
 
 
 def measurement(probe, region, at: datetime, **fields) -> Measurement:
-    values = {
-        "probe": probe,
-        "target": probe.target,
-        "region": region,
-        "scheduled_for": at,
-        "started_at": at,
-        "worker": "w",
-        "outcome": "ok",
-        "connection": "cold",
-        "http_status": 200,
-        "dns_ms": 2.0,
-        "connect_ms": 10.0,
-        "tls_ms": 20.0,
-        "ttfb_ms": 100.0,
-        "ttft_ms": 150.0,
-        "ttfat_ms": 160.0,
-        "total_ms": 400.0,
-        "output_tokens": 20,
-        "tokens_per_s": 50.0,
-        "itl_p50_ms": 12.5,
-    }
-    values.update(fields)
-    return Measurement(**values)
+    """An unsaved successful measurement at `at` (every phase present)."""
+    return MeasurementFactory.build(probe=probe, region=region, scheduled_for=at, **fields)
 
 
 def series(probe, region, start: datetime, count: int, step=timedelta(minutes=1), **fields) -> list[Measurement]:

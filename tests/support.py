@@ -3,6 +3,8 @@ TCP proxy that can cut a service off (a real outage, at the socket level)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import selectors
 import signal
@@ -10,11 +12,24 @@ import socket
 import subprocess
 import sys
 import threading
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from devtools.harness import wait_for  # noqa: F401 (tests import it from here)
 
+if TYPE_CHECKING:
+    import redis
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def half_past_the_hour(real_now: datetime) -> datetime:
+    """The latest hh:30:00 not after real_now: rows written relative to it are
+    never in the real future, and a clock started there stays in its hour for
+    30 minutes."""
+    moment = real_now.replace(minute=30, second=0, microsecond=0)
+    return moment if moment <= real_now else moment - timedelta(hours=1)
 
 
 class Proc:
@@ -172,3 +187,33 @@ class TcpProxy:
                         self._pairs[sock].setblocking(False)
                     except OSError:
                         self._close(sock)
+
+
+def queued_messages(r: redis.Redis, queue: str) -> list[dict]:
+    """Decode the run messages waiting in a kombu Redis queue, oldest first:
+    each list entry is a JSON envelope whose body is base64 JSON
+    [args, kwargs, embed]; our task takes the slot message as its one arg."""
+    from probes.scheduling import RUN_TASK
+
+    out = []
+    for raw in reversed(r.lrange(queue, 0, -1)):  # kombu LPUSHes and BRPOPs
+        envelope = json.loads(raw)
+        assert envelope["properties"]["body_encoding"] == "base64"
+        assert envelope["headers"]["task"] == RUN_TASK
+        args, kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
+        assert kwargs == {}
+        (message,) = args
+        out.append(message)
+    return out
+
+
+def mock_log(server, request_id: str) -> dict:
+    """The mock LLM server's own record of one request (CLOCK_MONOTONIC stamps: when it received the
+    request, sent the headers, the first token, the last byte), for comparing with what a client saw."""
+    import json
+    import ssl
+    import urllib.request
+
+    ctx = ssl.create_default_context(cafile=server.ca_pem_path) if server.ca_pem_path else None
+    with urllib.request.urlopen(f"{server.base_url}/_mock/log/{request_id}", context=ctx, timeout=5) as resp:
+        return json.load(resp)

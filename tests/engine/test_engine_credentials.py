@@ -1,0 +1,59 @@
+"""Keys are read from the named environment variable at call time, sent in
+the style's own header, and never appear in what the engine reports."""
+
+import hashlib
+import json
+import uuid
+
+import pytest
+
+from tests.engine.test_engine_ttft_rules import server_log
+
+SECRET = "sk-latency-test-0123456789abcdef"
+EXPECTED_HEADER = {"openai": "authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
+
+
+@pytest.mark.parametrize("style", ["openai", "anthropic", "gemini"])
+def test_key_is_sent_in_the_styles_header(style, server, probe_url, measure, monkeypatch):
+    monkeypatch.setenv("LATENCY_TEST_KEY", SECRET)
+    rid = uuid.uuid4().hex
+    m = measure(
+        probe_url(server, style), style, server, api_key_env="LATENCY_TEST_KEY", headers={"x-mock-request-id": rid}
+    )
+    assert m.outcome == "ok", m.error
+    credential = server_log(server, rid)["credential"]
+    assert credential["header"] == EXPECTED_HEADER[style]
+    assert credential["sha256"] == hashlib.sha256(SECRET.encode()).hexdigest()
+    if style == "anthropic":
+        assert credential["anthropic_version"]
+
+
+def test_key_is_read_at_call_time_not_stored_in_the_spec(mockllm, probe_url, measure, monkeypatch):
+    from probes.engine import ProbeSpec
+
+    spec = ProbeSpec(url=probe_url(mockllm), model="m", api_key_env="LATENCY_TEST_KEY")
+    assert SECRET not in json.dumps(spec.to_dict())
+    monkeypatch.setenv("LATENCY_TEST_KEY", "rotated-" + SECRET)
+    rid = uuid.uuid4().hex
+    measure(probe_url(mockllm), api_key_env="LATENCY_TEST_KEY", headers={"x-mock-request-id": rid})
+    assert (
+        server_log(mockllm, rid)["credential"]["sha256"] == hashlib.sha256(("rotated-" + SECRET).encode()).hexdigest()
+    )
+
+
+def test_errors_never_contain_the_key(mockllm, probe_url, measure, monkeypatch):
+    monkeypatch.setenv("LATENCY_TEST_KEY", SECRET)
+    # A header referring to the key by ${VAR}, and a failure whose message could echo it.
+    m = measure(
+        probe_url(mockllm, "openai", fault=500) + f"&key={SECRET}",
+        api_key_env="LATENCY_TEST_KEY",
+        headers={"x-extra-auth": "${LATENCY_TEST_KEY}"},
+    )
+    assert m.outcome == "http_error"
+    assert SECRET not in json.dumps(m.to_dict())
+
+
+def test_missing_key_variable_is_named_in_the_error(mockllm, probe_url, measure, monkeypatch):
+    monkeypatch.delenv("LATENCY_TEST_UNSET", raising=False)
+    m = measure(probe_url(mockllm, "openai", fault=500), api_key_env="LATENCY_TEST_UNSET")
+    assert "LATENCY_TEST_UNSET is not set" in m.error

@@ -1,0 +1,137 @@
+"""factory_boy factories for probes.models: the one place that knows what a
+valid Region, Target, Probe and Measurement look like, so a test states only
+the fields it cares about (`ProbeFactory(regions=[lagos])`,
+`MeasurementFactory.build(probe=p, region=r, ttft_ms=None)`)."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import UTC, datetime
+
+import factory
+from factory.django import DjangoModelFactory
+
+from probes.models import Measurement, Probe, Region, Target
+
+
+class RegionFactory(DjangoModelFactory):
+    class Meta:
+        model = Region
+
+    slug = factory.Sequence(lambda n: f"test-region-{n}")
+    name = factory.Sequence(lambda n: f"Test region {n}")
+    city = "Testville"
+    country = "ZZ"
+    latitude = 0.0
+    longitude = 0.0
+
+
+class TargetFactory(DjangoModelFactory):
+    class Meta:
+        model = Target
+
+    name = factory.Sequence(lambda n: f"Test target {n}")
+    api_style = "openai"
+    # Port 9 (discard): nothing answers, so a test that forgets to point the
+    # target at the mock server fails rather than reaching the internet.
+    url = "http://127.0.0.1:9/v1/chat/completions"
+    model = "test-model"
+    api_key_env = "TEST_API_KEY"
+
+
+class ProbeFactory(DjangoModelFactory):
+    class Meta:
+        model = Probe
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"Test probe {n}")
+    target = factory.SubFactory(TargetFactory)
+    interval_seconds = 60
+    timeout_seconds = 30.0
+
+    @factory.post_generation
+    def regions(self, create, extracted, **kwargs):
+        """regions=[...] to run from; a fresh test region when omitted."""
+        if not create:
+            return
+        self.regions.set(extracted if extracted is not None else [RegionFactory()])
+
+
+class MeasurementFactory(DjangoModelFactory):
+    """One successful measurement with every phase present and plausible
+    (dns < connect < tls < ttfb < ttft < total). Use .build() and
+    Measurement.objects.bulk_create for many rows."""
+
+    class Meta:
+        model = Measurement
+
+    probe = factory.SubFactory(ProbeFactory)
+    target = factory.LazyAttribute(lambda m: m.probe.target)
+    region = factory.SubFactory(RegionFactory)
+    scheduled_for = factory.LazyFunction(lambda: datetime.now(UTC))
+    started_at = factory.SelfAttribute("scheduled_for")
+    worker = "w"
+    outcome = "ok"
+    connection = "cold"
+    http_status = 200
+    dns_ms = 2.0
+    connect_ms = 10.0
+    tls_ms = 20.0
+    ttfb_ms = 100.0
+    ttft_ms = 150.0
+    ttfat_ms = 160.0
+    total_ms = 400.0
+    output_tokens = 20
+    tokens_per_s = 50.0
+    itl_p50_ms = 12.5
+
+
+# The timing columns a failed row leaves NULL: it has no answer to time.
+TIMINGS = ("dns_ms", "connect_ms", "tls_ms", "ttfb_ms", "ttft_ms", "ttfat_ms", "total_ms", "tokens_per_s")
+
+
+def spread_measurements(
+    probe, region, start: datetime, end: datetime, count: int, *, seed: int, median=300.0, fail_every=0, **fixed
+) -> list[Measurement]:
+    """Store `count` measurements spread evenly over [start, end), with
+    random but repeatable (seeded) phases whose TTFT has the given median;
+    every `fail_every`-th one a timeout without timings. `fixed` pins
+    columns (e.g. connect_ms=130.0, or total_ms for the failed rows too)."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        started = start + (end - start) * (i / count)
+        failed = bool(fail_every) and i % fail_every == fail_every - 1
+        dns = rng.uniform(1, 20)
+        connect = rng.uniform(20, 60)
+        tls = connect * 2
+        ttfb = dns + connect + tls + rng.lognormvariate(math.log(200), 0.3)
+        ttft = ttfb + rng.lognormvariate(math.log(median), 0.5)
+        values = {
+            "dns_ms": dns,
+            "connect_ms": connect,
+            "tls_ms": tls,
+            "ttfb_ms": ttfb,
+            "ttft_ms": ttft,
+            "ttfat_ms": ttft + 3,
+            "total_ms": ttft + rng.uniform(500, 2000),
+            "tokens_per_s": rng.uniform(20, 90),
+        }
+        if failed:
+            values = dict.fromkeys(TIMINGS)
+        elif fixed:
+            values.update(fixed)
+        rows.append(
+            MeasurementFactory.build(
+                probe=probe,
+                region=region,
+                scheduled_for=started,
+                outcome="timeout" if failed else "ok",
+                http_status=None,
+                output_tokens=None,
+                itl_p50_ms=None,
+                **values,
+            )
+        )
+    return Measurement.objects.bulk_create(rows)
