@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.engine.test_engine_ttft_rules import server_log
+from tests.support import mock_log
 
 SECRET = "sk-latency-test-0123456789abcdef"
 EXPECTED_HEADER = {"openai": "authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
@@ -21,7 +21,7 @@ def test_key_is_sent_in_the_styles_header(style, server, probe_url, measure, mon
         probe_url(server, style), style, server, api_key_env="LATENCY_TEST_KEY", headers={"x-mock-request-id": rid}
     )
     assert m.outcome == "ok", m.error
-    credential = server_log(server, rid)["credential"]
+    credential = mock_log(server, rid)["credential"]
     assert credential["header"] == EXPECTED_HEADER[style]
     assert credential["sha256"] == hashlib.sha256(SECRET.encode()).hexdigest()
     if style == "anthropic":
@@ -36,9 +36,7 @@ def test_key_is_read_at_call_time_not_stored_in_the_spec(mockllm, probe_url, mea
     monkeypatch.setenv("LATENCY_TEST_KEY", "rotated-" + SECRET)
     rid = uuid.uuid4().hex
     measure(probe_url(mockllm), api_key_env="LATENCY_TEST_KEY", headers={"x-mock-request-id": rid})
-    assert (
-        server_log(mockllm, rid)["credential"]["sha256"] == hashlib.sha256(("rotated-" + SECRET).encode()).hexdigest()
-    )
+    assert mock_log(mockllm, rid)["credential"]["sha256"] == hashlib.sha256(("rotated-" + SECRET).encode()).hexdigest()
 
 
 def test_errors_never_contain_the_key(mockllm, probe_url, measure, monkeypatch):
