@@ -161,19 +161,19 @@ def test_embedded_servers_die_with_a_killed_parent(tmp_path):
     and the next start on the same folder works."""
     state = tmp_path / "state"
     script = (
-        "import sys, time; from pathlib import Path; from devtools import embedded;"
+        "import signal, sys; from pathlib import Path; from devtools import embedded;"
         f"s = embedded.Services(Path({str(state)!r}), database_url=None, redis_url=None);"
         "s.lock.acquire(); s.start_postgres(); s.start_redis(); s.write_manifest();"
-        "print('ready', flush=True); time.sleep(600)"
+        "print('ready', flush=True); signal.pause()"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    errors = tmp_path / "child.stderr"
+    with errors.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
     try:
         ready = proc.stdout.readline().strip()
         if ready != "ready":
             proc.wait(timeout=30)
-        assert ready == "ready", proc.stderr.read()
+        assert ready == "ready", errors.read_text()
         manifest = json.loads((state / "services.json").read_text())
     finally:
         proc.kill()
