@@ -9,6 +9,8 @@ across scheduled runs.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import threading
 import time
 from contextlib import AbstractContextManager
@@ -39,7 +41,13 @@ class BackgroundPortal:
     """A process-wide event loop in a thread of its own, for sync code (Celery
     threads, the ingest's after-commit broadcast) to run coroutines on: anyio's
     blocking portal, started on first use and kept for the process's life,
-    because warm connections and channel-layer pools belong to their loop."""
+    because warm connections and channel-layer pools belong to their loop.
+
+    It is closed at interpreter exit (atexit), while its thread can still run:
+    left open, the portal's context manager is collected during finalization,
+    after daemon threads are frozen, and its clean-up then waits for ever on
+    the loop thread (a region worker or a test run that had finished hung at
+    exit that way)."""
 
     def __init__(self, name: str, *, uvloop: bool = False) -> None:
         self._name = name
@@ -51,11 +59,25 @@ class BackgroundPortal:
     def get(self) -> BlockingPortal:
         with self._lock:
             if self._portal is None:
-                # Entered and never left: the portal's thread ends with the process.
-                # The context manager is kept: collecting it would stop the portal.
+                # The context manager is kept until close(): collecting it would stop the portal.
                 self._context = start_blocking_portal("asyncio", self._options, name=self._name)
                 self._portal = self._context.__enter__()
+                atexit.register(self.close)
             return self._portal
+
+    def close(self) -> None:
+        """Cancel what still runs on the loop and stop its thread; get() starts a new one."""
+        with self._lock:
+            portal, context = self._portal, self._context
+            self._portal = self._context = None
+        if portal is None or context is None:
+            return
+        atexit.unregister(self.close)
+        # At exit nothing waits for those tasks' results any more: cancel rather than drain.
+        # RuntimeError: the loop has ended already; __exit__ below collects how.
+        with contextlib.suppress(RuntimeError):
+            portal.call(portal.stop, True)
+        context.__exit__(None, None, None)
 
 
 # uvloop: less per-event overhead, so more probes in flight before the loop
