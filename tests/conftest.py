@@ -11,6 +11,8 @@ import pytest
 from devtools.mockllm import MockLLMServer, running_server
 from latency.env import channel_layer
 
+pytest_plugins = ["devtools.exit_watchdog"]
+
 if TYPE_CHECKING:
     from tests.support import Proc
 
