@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 
 log = logging.getLogger(__name__)
@@ -169,16 +168,6 @@ def recent_count(now: datetime) -> int:
 def prune(cutoff: datetime) -> int:
     """Delete dead letters received before the cutoff, in batches."""
     from probes.models import DeadLetter
+    from probes.retention import delete_older_than
 
-    table = DeadLetter._meta.db_table
-    deleted = 0
-    while True:
-        with transaction.atomic(), connection.cursor() as cur:
-            cur.execute(
-                f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE received_at < %s LIMIT %s)",
-                [cutoff, settings.LATENCY_PRUNE_BATCH],
-            )
-            n = cur.rowcount
-        deleted += n
-        if n < settings.LATENCY_PRUNE_BATCH:
-            return deleted
+    return delete_older_than(DeadLetter, "received_at", cutoff)

@@ -10,8 +10,9 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
+from probes.retention import delete_older_than
 from probes.rollups.build import rebuild_hour
 from probes.rollups.periods import DAY, floor_hour
 
@@ -35,18 +36,7 @@ def prune_raw(now: datetime | None = None) -> int:
     marked = set(RollupHour.objects.filter(hour__in=raw_hours).values_list("hour", flat=True))
     for hour in sorted(raw_hours - marked):
         rebuild_hour(hour)
-    deleted = 0
-    table = Measurement._meta.db_table
-    while True:
-        with transaction.atomic(), connection.cursor() as cur:
-            cur.execute(
-                f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE started_at < %s LIMIT %s)",
-                [cutoff, settings.LATENCY_PRUNE_BATCH],
-            )
-            n = cur.rowcount
-        deleted += n
-        if n < settings.LATENCY_PRUNE_BATCH:
-            break
+    deleted = delete_older_than(Measurement, "started_at", cutoff)
     from probes import deadletters
 
     letters = deadletters.prune(cutoff)
