@@ -16,6 +16,22 @@ from probes.forms import ProbeAdminForm
 from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RollupHour, Target
 
 
+class WrittenByCodeAdmin(admin.ModelAdmin):
+    """Rows only the system writes (measurements, rollups, dead letters): nobody adds or edits them here,
+    and only a superuser may delete, where the class allows it at all."""
+
+    superuser_may_delete = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return self.superuser_may_delete and request.user.is_superuser and super().has_delete_permission(request, obj)
+
+
 @admin.register(Region)
 class RegionAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "city", "country", "latitude", "longitude", "active")
@@ -105,7 +121,9 @@ class ProbeAdmin(admin.ModelAdmin):
 
 
 @admin.register(Measurement)
-class MeasurementAdmin(admin.ModelAdmin):
+class MeasurementAdmin(WrittenByCodeAdmin):
+    # Measurements are evidence: only the probes write them.
+    superuser_may_delete = True
     list_display = ("started", "region", "target", "outcome", "ttft_ms", "ttfb_ms", "total_ms", "http_status")
     list_filter = ("region", "target", "outcome", "connection", "started_at")
     list_select_related = ("region", "target")
@@ -164,16 +182,6 @@ class MeasurementAdmin(admin.ModelAdmin):
         name = f"latency-measurements-selected_{stamp(timezone.now())}.csv"
         return csv_response(selection_csv(queryset), name)
 
-    # Measurements are evidence: only the probes write them.
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return request.user.is_superuser and super().has_delete_permission(request, obj)
-
 
 def _percentile(hist: dict, q: float) -> float | None:
     from probes.histogram import Histogram
@@ -187,7 +195,8 @@ def _percentile(hist: dict, q: float) -> float | None:
 
 
 @admin.register(HourlyRollup)
-class HourlyRollupAdmin(admin.ModelAdmin):
+class HourlyRollupAdmin(WrittenByCodeAdmin):
+    # Rollups are derived from measurements and rebuilt by code, never edited.
     list_display = ("hour", "probe", "region", "samples", "errors", "ttft_p50", "ttft_p95", "tokens_per_s")
     list_filter = ("region", "target")
     list_select_related = ("probe__target", "region")
@@ -209,16 +218,6 @@ class HourlyRollupAdmin(admin.ModelAdmin):
         mean = obj.tokens_per_s_mean
         return None if mean is None else round(mean, 1)
 
-    # Rollups are derived from measurements and rebuilt by code, never edited.
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
 
 @admin.register(DailyRollup)
 class DailyRollupAdmin(HourlyRollupAdmin):
@@ -230,25 +229,17 @@ class DailyRollupAdmin(HourlyRollupAdmin):
 
 
 @admin.register(RollupHour)
-class RollupHourAdmin(admin.ModelAdmin):
+class RollupHourAdmin(WrittenByCodeAdmin):
+    # Removing a mark is safe: readers fall back to raw rows for that hour
+    # and the next maintenance run rebuilds it.
+    superuser_may_delete = True
     list_display = ("hour", "built_at")
     date_hierarchy = "hour"
     ordering = ("-hour",)
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    # Removing a mark is safe: readers fall back to raw rows for that hour
-    # and the next maintenance run rebuilds it.
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return request.user.is_superuser and super().has_delete_permission(request, obj)
-
 
 @admin.register(DeadLetter)
-class DeadLetterAdmin(admin.ModelAdmin):
+class DeadLetterAdmin(WrittenByCodeAdmin):
     """What the ingest rejected, as received. Read-only for everyone: these
     rows are evidence, removed only by retention (LATENCY_RETENTION_DAYS)."""
 
@@ -278,12 +269,3 @@ class DeadLetterAdmin(admin.ModelAdmin):
     def received(self, obj: DeadLetter):
         text = json.dumps(obj.payload, indent=2, ensure_ascii=False) if obj.payload is not None else obj.payload_text
         return format_html('<pre class="dead-letter">{}</pre>', text)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
