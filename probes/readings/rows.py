@@ -44,14 +44,9 @@ class Reading:
         return hist.percentile(q) if hist is not None else None
 
 
-class RegionSummaryRow(TypedDict):
-    id: int
-    slug: str
-    name: str
-    city: str
-    country: str
-    lat: float
-    lon: float
+class Figures(TypedDict):
+    """What every summary row carries about its group: counts and the selected metric's figures."""
+
     samples: int
     errors: int
     error_rate: float | None
@@ -59,39 +54,35 @@ class RegionSummaryRow(TypedDict):
     p95: float | None
     value: float | None
     value_kind: str  # "percentile" | "mean"
+
+
+class RegionSummaryRow(Figures):
+    id: int
+    slug: str
+    name: str
+    city: str
+    country: str
+    lat: float
+    lon: float
     connect_p50: float | None
     floor_ms: float | None
     tax_ms: float | None
 
 
-class TableRow(TypedDict):
+class TableRow(Figures):
     region: str
     region_slug: str
     target: str
     target_id: int
     model: str
-    samples: int
-    errors: int
-    error_rate: float | None
-    p50: float | None
-    p95: float | None
-    value: float | None
-    value_kind: str
 
 
-class RankingRow(TypedDict, total=False):
+class RankingRow(Figures, total=False):
     rank: int
     target_id: int
     target: str
     model: str
     location_name: str
-    samples: int
-    errors: int
-    error_rate: float | None
-    p50: float | None
-    p95: float | None
-    value: float | None
-    value_kind: str
 
 
 class DistributionRow(TypedDict):
