@@ -1,7 +1,7 @@
 """What a reading is asked for: the Selection, and the choices it is made of.
 
-latency.stats.Filters is this class (the name the web layer and its forms
-build); a Selection is validated when made, so every reader can trust it.
+latency.forms builds it from request parameters; a Selection is validated
+when made, so every reader can trust it.
 """
 
 from __future__ import annotations

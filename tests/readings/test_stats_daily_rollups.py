@@ -12,9 +12,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from latency import stats
 from latency.forms import dashboard_filters
-from probes import metrics
+from probes import metrics, readings
 from probes.engine.result import Measurement as EngineResult
 from probes.histogram import Histogram, exact_percentile
 from probes.ingest import store
@@ -224,7 +223,7 @@ def test_the_dashboard_reads_thirty_days_from_daily_rows_with_the_same_answer(pr
     now = day + DAY + 30 * HOUR
     f = dashboard_filters({"target": [str(probes[0].target_id)], "window": ["30d"]}, now)
     assert coverage(f.since, f.until).days == [day - DAY, day]
-    summary = {row["slug"]: row for row in stats.region_summary(f)}
+    summary = {row["slug"]: row for row in readings.summary(f)}
     for region in regions:
         rows = Measurement.objects.filter(region=region, target=probes[0].target)
         assert summary[region.slug]["samples"] == rows.count()

@@ -12,14 +12,14 @@ from django.db import connection
 from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 
-from latency import stats
 from latency.forms import dashboard_filters as parse_filters
-from latency.stats import BadParameter, Filters
+from probes import readings
 from probes.engine.result import Measurement as EngineResult
 from probes.geo import EARTH_RADIUS_KM, path_floor_ms
 from probes.histogram import exact_percentile
 from probes.ingest import store
 from probes.models import Measurement, RollupHour
+from probes.readings import BadParameter, Selection
 from probes.readings.plan import coverage
 from probes.rollups import HOUR, floor_hour, rebuild_range
 from tests.factories import spread_measurements
@@ -47,7 +47,7 @@ def probe(make_probe, regions, target):
     return make_probe(target=target, regions=regions)
 
 
-def raw_rows(f: Filters, region, target=None):
+def raw_rows(f: Selection, region, target=None):
     qs = Measurement.objects.filter(region=region, started_at__gte=f.since, started_at__lt=f.until)
     return qs.filter(target=target) if target is not None else qs
 
@@ -75,10 +75,10 @@ def fill_hours(probe, regions, first_hour, hours, now, *, per_hour=40, fail_ever
             )
 
 
-def assert_summary_matches_raw(f: Filters, regions):
-    summary = by_slug(stats.region_summary(f))
-    table = {row["region_slug"]: row for row in stats.table(f)}
-    hists = stats.histograms(f)
+def assert_summary_matches_raw(f: Selection, regions):
+    summary = by_slug(readings.summary(f))
+    table = {row["region_slug"]: row for row in readings.table(f)}
+    hists = readings.distribution(f)
     for region in regions:
         rows = raw_rows(f, region)
         row = summary[region.slug]
@@ -117,7 +117,7 @@ def test_a_long_window_is_read_from_rollups_with_the_same_accuracy_even_after_ra
     fill_hours(probe, regions, current - 10 * HOUR, 11, now)
     rebuild_range(current - 10 * HOUR, current)
     # Starts inside an hour: that hour's share comes from raw rows.
-    f = Filters(
+    f = Selection(
         target_ids=[probe.target_id], since=current - 10 * HOUR + timedelta(minutes=17), until=now, percentile=0.99
     )
     assert not f.raw_only
@@ -127,17 +127,17 @@ def test_a_long_window_is_read_from_rollups_with_the_same_accuracy_even_after_ra
 
     # Pruning the rolled-up hours' raw rows leaves every number as it was:
     # they really are read from the rollups.
-    before = stats.region_summary(f), stats.table(f), stats.phases(f)
+    before = readings.summary(f), readings.table(f), readings.phases(f)
     Measurement.objects.filter(started_at__gte=current - 9 * HOUR, started_at__lt=current).delete()
-    assert (stats.region_summary(f), stats.table(f), stats.phases(f)) == before
+    assert (readings.summary(f), readings.table(f), readings.phases(f)) == before
 
 
 def test_a_late_row_in_a_rolled_up_hour_is_read_from_raw_rows_until_the_hour_is_rebuilt(probe, regions, now):
     current = floor_hour(now)
     fill_hours(probe, regions, current - 8 * HOUR, 8, now, fail_every=0)
     rebuild_range(current - 8 * HOUR, current)
-    f = Filters(target_ids=[probe.target_id], since=current - 8 * HOUR, until=current)
-    before = by_slug(stats.region_summary(f))["near"]["samples"]
+    f = Selection(target_ids=[probe.target_id], since=current - 8 * HOUR, until=current)
+    before = by_slug(readings.summary(f))["near"]["samples"]
 
     late_hour = current - 5 * HOUR
     result = EngineResult(started_at=(late_hour + timedelta(minutes=30, seconds=1)).isoformat(), ttft_ms=54_321.0)
@@ -152,13 +152,13 @@ def test_a_late_row_in_a_rolled_up_hour_is_read_from_raw_rows_until_the_hour_is_
     assert len(store([payload])) == 1
     assert not RollupHour.objects.filter(hour=late_hour).exists()
 
-    assert by_slug(stats.region_summary(f))["near"]["samples"] == before + 1
-    assert stats.histograms(f)["near"].percentile(1.0) == pytest.approx(54_321.0, rel=0.02)
+    assert by_slug(readings.summary(f))["near"]["samples"] == before + 1
+    assert readings.distribution(f)["near"].percentile(1.0) == pytest.approx(54_321.0, rel=0.02)
     assert_summary_matches_raw(f, regions)
 
     rebuild_range(late_hour, late_hour + HOUR)
     assert RollupHour.objects.filter(hour=late_hour).exists()
-    assert by_slug(stats.region_summary(f))["near"]["samples"] == before + 1
+    assert by_slug(readings.summary(f))["near"]["samples"] == before + 1
     assert_summary_matches_raw(f, regions)
 
 
@@ -171,9 +171,9 @@ def test_merged_rollups_are_reused_until_one_of_their_hours_is_rebuilt(probe, re
     fill_hours(probe, regions, current - 72 * HOUR, 73, now, per_hour=4)
     rebuild_range(current - 72 * HOUR, current)
     # Long enough for hour-sized time-series buckets, read from rollups too.
-    f = Filters(target_ids=[probe.target_id], since=current - 72 * HOUR, until=now)
-    assert stats.bucket_size(f) == HOUR
-    readers = (stats.region_summary, stats.table, stats.phases, stats.histograms, stats.timeseries)
+    f = Selection(target_ids=[probe.target_id], since=current - 72 * HOUR, until=now)
+    assert readings.bucket_size(f) == HOUR
+    readers = (readings.summary, readings.table, readings.phases, readings.distribution, readings.series)
 
     with CaptureQueriesContext(connection) as first:
         answers = [read(f) for read in readers]
@@ -189,11 +189,11 @@ def test_merged_rollups_are_reused_until_one_of_their_hours_is_rebuilt(probe, re
     # A row written behind the ingest's back leaves the hour marked: only a
     # rebuild, which stamps the mark anew, brings it into the readings.
     spread_measurements(probe, regions[0], current - 20 * HOUR + timedelta(seconds=7), current - 19 * HOUR, 1, seed=5)
-    assert by_slug(stats.region_summary(f))["near"]["samples"] == by_slug(answers[0])["near"]["samples"]
+    assert by_slug(readings.summary(f))["near"]["samples"] == by_slug(answers[0])["near"]["samples"]
     rebuild_range(current - 20 * HOUR, current - 19 * HOUR)
     with CaptureQueriesContext(connection) as rebuilt:
-        assert by_slug(stats.region_summary(f))["near"]["samples"] == by_slug(answers[0])["near"]["samples"] + 1
-        assert sum(row["samples"] for row in stats.timeseries(f) if row["region"] == "near") == (
+        assert by_slug(readings.summary(f))["near"]["samples"] == by_slug(answers[0])["near"]["samples"] + 1
+        assert sum(row["samples"] for row in readings.series(f) if row["region"] == "near") == (
             by_slug(answers[0])["near"]["samples"] + 1
         )
     assert merges(rebuilt) == 2
@@ -207,8 +207,8 @@ def test_the_floor_is_the_round_trip_over_fiber_and_the_tax_is_connect_above_it(
 ):
     for region in regions:
         spread_measurements(probe, region, now - timedelta(minutes=30), now, 40, seed=1, connect_ms=130.0)
-    f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
-    summary = by_slug(stats.region_summary(f))
+    f = Selection(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
+    summary = by_slug(readings.summary(f))
 
     assert summary["near"]["floor_ms"] == pytest.approx(0.0, abs=1e-9)
     # 10,000 km there and back at 200 km per ms.
@@ -221,11 +221,11 @@ def test_the_floor_is_the_round_trip_over_fiber_and_the_tax_is_connect_above_it(
 
     # No single location to measure from: no floor, no tax.
     other = make_probe(target=make_target(latitude=10.0, longitude=10.0), regions=regions)
-    both = Filters(target_ids=[probe.target_id, other.target_id], since=f.since, until=f.until)
-    assert all(row["floor_ms"] is None and row["tax_ms"] is None for row in stats.region_summary(both))
+    both = Selection(target_ids=[probe.target_id, other.target_id], since=f.since, until=f.until)
+    assert all(row["floor_ms"] is None and row["tax_ms"] is None for row in readings.summary(both))
     unplaced = make_probe(target=make_target(), regions=regions)
-    alone = Filters(target_ids=[unplaced.target_id], since=f.since, until=f.until)
-    assert all(row["floor_ms"] is None for row in stats.region_summary(alone))
+    alone = Selection(target_ids=[unplaced.target_id], since=f.since, until=f.until)
+    assert all(row["floor_ms"] is None for row in readings.summary(alone))
 
 
 def test_regions_an_enabled_probe_runs_from_are_listed_even_without_data(probe, regions, now, make_region, make_probe):
@@ -234,17 +234,17 @@ def test_regions_an_enabled_probe_runs_from_are_listed_even_without_data(probe, 
     disabled_only = make_region(slug="disabled-only", name="Disabled only")
     make_probe(target=probe.target, regions=[disabled_only], enabled=False)
     spread_measurements(probe, regions[0], now - timedelta(minutes=10), now, 20, seed=3)
-    f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
+    f = Selection(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
 
-    summary = by_slug(stats.region_summary(f))
+    summary = by_slug(readings.summary(f))
     assert set(summary) == {"near", "far", "quiet"}
     assert summary["near"]["samples"] == 20
     for slug in ("far", "quiet"):
         assert summary[slug]["samples"] == 0
         assert summary[slug]["p50"] is summary[slug]["value"] is summary[slug]["error_rate"] is None
     assert summary["quiet"]["floor_ms"] == pytest.approx(path_floor_ms(10.0, 20.0, 0.0, 0.0))
-    assert set(stats.histograms(f)) == {"near"}
-    assert [row["region"] for row in stats.phases(f)] == ["near"]
+    assert set(readings.distribution(f)) == {"near"}
+    assert [row["region"] for row in readings.phases(f)] == ["near"]
 
 
 # Tokens per second -----------------------------------------------------------------
@@ -255,8 +255,8 @@ def test_tokens_per_second_has_exact_percentiles_on_raw_windows_and_a_mean_on_lo
     fill_hours(probe, regions, current - 8 * HOUR, 9, now)
     rebuild_range(current - 8 * HOUR, current)
 
-    short = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now, metric="tokens_per_s")
-    row = by_slug(stats.region_summary(short))["near"]
+    short = Selection(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now, metric="tokens_per_s")
+    row = by_slug(readings.summary(short))["near"]
     exact = values_of(raw_rows(short, regions[0]), "tokens_per_s")
     assert (row["p50"], row["p95"], row["value"]) == (
         exact_percentile(exact, 0.5),
@@ -264,16 +264,16 @@ def test_tokens_per_second_has_exact_percentiles_on_raw_windows_and_a_mean_on_lo
         exact_percentile(exact, 0.5),
     )
     assert row["value_kind"] == "percentile"
-    assert stats.histograms(short)["near"].count == len(exact)
+    assert readings.distribution(short)["near"].count == len(exact)
 
-    long = Filters(target_ids=[probe.target_id], since=current - 8 * HOUR, until=now, metric="tokens_per_s")
-    row = by_slug(stats.region_summary(long))["near"]
+    long = Selection(target_ids=[probe.target_id], since=current - 8 * HOUR, until=now, metric="tokens_per_s")
+    row = by_slug(readings.summary(long))["near"]
     exact = values_of(raw_rows(long, regions[0]), "tokens_per_s")
     assert row["p50"] is None and row["p95"] is None
     assert row["value_kind"] == "mean"
     assert row["value"] == pytest.approx(sum(exact) / len(exact))
-    assert stats.histograms(long) == {}
-    series = stats.timeseries(long)
+    assert readings.distribution(long) == {}
+    series = readings.series(long)
     assert series and all(r["p50"] is None and r["p95"] is None for r in series)
     assert any(r["mean"] is not None for r in series)
 
@@ -284,16 +284,16 @@ def test_tokens_per_second_has_exact_percentiles_on_raw_windows_and_a_mean_on_lo
 def test_phase_segments_stack_up_to_the_median_total_when_every_phase_is_present(probe, regions, now):
     for i, region in enumerate(regions):
         spread_measurements(probe, region, now - timedelta(minutes=40), now, 200, seed=i)
-    f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
-    rows = stats.phases(f)
+    f = Selection(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
+    rows = readings.phases(f)
     assert [row["region"] for row in rows] == ["far", "near"]  # by name
     for row in rows:
         region = next(r for r in regions if r.slug == row["region"])
         raw = raw_rows(f, region)
         medians, segments = row["medians"], row["segments"]
-        for metric in stats.PHASE_METRICS:
+        for metric in readings.PHASE_METRICS:
             assert_close(medians[metric], exact_percentile(values_of(raw, f"{metric}_ms"), 0.5))
-        assert list(segments) == list(stats.SEGMENTS)
+        assert list(segments) == list(readings.SEGMENTS)
         assert sum(segments.values()) == pytest.approx(medians["total"], rel=1e-12)
         assert segments["server_wait"] == pytest.approx(
             medians["ttfb"] - medians["dns"] - medians["connect"] - medians["tls"]
@@ -334,8 +334,8 @@ def test_phase_segments_are_never_negative_and_missing_phases_add_nothing(probe,
         ttfat_ms=None,
         total_ms=200.0,
     )
-    f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
-    rows = {row["region"]: row for row in stats.phases(f)}
+    f = Selection(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now)
+    rows = {row["region"]: row for row in readings.phases(f)}
 
     near = rows["near"]["segments"]
     assert all(v >= 0 for v in near.values())
@@ -356,8 +356,8 @@ def bucket_of(when: datetime, size: timedelta) -> datetime:
     return epoch + ((when - epoch) // size) * size
 
 
-def assert_series_matches_raw(f: Filters, regions, size, *, rel):
-    series = stats.timeseries(f)
+def assert_series_matches_raw(f: Selection, regions, size, *, rel):
+    series = readings.series(f)
     got = {(row["region"], row["bucket_start"]): row for row in series}
     expected = {}
     for region in regions:
@@ -382,7 +382,7 @@ def test_time_series_of_a_short_window_are_exact_per_raw_bucket(probe, regions, 
     for i, region in enumerate(regions):
         spread_measurements(probe, region, now - timedelta(hours=23, minutes=50), now, 400, seed=i, fail_every=5)
     f = parse_filters({"target": [str(probe.target_id)], "window": ["24h"]}, now)
-    assert stats.bucket_size(f) == timedelta(minutes=30)
+    assert readings.bucket_size(f) == timedelta(minutes=30)
     series = assert_series_matches_raw(f, regions, timedelta(minutes=30), rel=0)
     assert [r["region"] for r in series] == sorted(r["region"] for r in series)
     assert all(r["bucket_start"].tzinfo is not None and r["mean"] is None for r in series)
@@ -392,8 +392,8 @@ def test_time_series_of_a_long_window_merge_hourly_rollups_per_bucket(probe, reg
     current = floor_hour(now)
     fill_hours(probe, regions, current - 72 * HOUR, 73, now, per_hour=12, fail_every=6)
     rebuild_range(current - 60 * HOUR, current - 2 * HOUR)  # the last two hours are not rolled up yet
-    f = Filters(target_ids=[probe.target_id], since=now - timedelta(hours=72), until=now)
-    assert stats.bucket_size(f) == HOUR
+    f = Selection(target_ids=[probe.target_id], since=now - timedelta(hours=72), until=now)
+    assert readings.bucket_size(f) == HOUR
     series = assert_series_matches_raw(f, regions, HOUR, rel=0.02)
     # Rolled-up buckets report a histogram bucket's value, raw ones an exact sample.
     near = {row["bucket_start"]: row["p50"] for row in series if row["region"] == "near"}
@@ -420,7 +420,7 @@ def test_time_series_of_a_long_window_merge_hourly_rollups_per_bucket(probe, reg
 def test_bucket_sizes_follow_the_window(db, window, since, size):
     params = {"window": [window]} | ({"since": [since]} if since else {})
     f = parse_filters(params, datetime(2026, 3, 1, 12, tzinfo=UTC))
-    assert stats.bucket_size(f) == size
+    assert readings.bucket_size(f) == size
 
 
 # Ranking and recent rows ---------------------------------------------------------------
@@ -432,10 +432,10 @@ def test_a_region_ranks_every_target_measured_from_it_by_median_ttft(probe, regi
     spread_measurements(probe, regions[0], now - timedelta(minutes=30), now, 60, seed=1, median=200.0, fail_every=10)
     spread_measurements(slow, regions[0], now - timedelta(minutes=30), now, 60, seed=2, median=2000.0)
     spread_measurements(silent, regions[1], now - timedelta(minutes=30), now, 60, seed=3, median=10.0)
-    # Filters naming one target do not narrow a region's ranking.
-    f = Filters(target_ids=[slow.target_id], since=now - timedelta(hours=1), until=now)
+    # Selection naming one target do not narrow a region's ranking.
+    f = Selection(target_ids=[slow.target_id], since=now - timedelta(hours=1), until=now)
 
-    ranking = stats.region_ranking("near", f)
+    ranking = readings.ranking("near", f)
     assert [row["target_id"] for row in ranking] == [probe.target_id, slow.target_id]
     assert [row["rank"] for row in ranking] == [1, 2]
     first = ranking[0]
@@ -444,7 +444,7 @@ def test_a_region_ranks_every_target_measured_from_it_by_median_ttft(probe, regi
     assert_close(first["p95"], exact_percentile(values_of(raw, "ttft_ms"), 0.95))
     assert first["error_rate"] == pytest.approx(6 / 60)
     with pytest.raises(BadParameter) as err:
-        stats.region_ranking("atlantis", f)
+        readings.ranking("atlantis", f)
     assert err.value.param == "region"
 
 
@@ -456,7 +456,7 @@ def test_recent_measurements_are_the_newest_across_regions_and_failures_only_the
     other = make_probe(regions=regions)
     spread_measurements(other, regions[0], now - timedelta(minutes=5), now, 10, seed=3, fail_every=1)
 
-    recent = stats.recent_measurements(probe.target_id, limit=40)
+    recent = readings.recent(probe.target_id, limit=40)
     expected = list(
         Measurement.objects.filter(target=probe.target).order_by("-started_at").values_list("id", flat=True)[:40]
     )
@@ -464,13 +464,13 @@ def test_recent_measurements_are_the_newest_across_regions_and_failures_only_the
     assert {row["region"] for row in recent} == {"near", "far"}
     assert recent[0]["started_at"] > recent[-1]["started_at"]
 
-    failures = stats.recent_failures(probe.target_id, limit=100)
+    failures = readings.recent(probe.target_id, limit=100, failures=True)
     assert len(failures) == 10 + 7
     assert all(row["outcome"] == "timeout" for row in failures)
     assert [row["started_at"] for row in failures] == sorted((row["started_at"] for row in failures), reverse=True)
-    assert stats.recent_failures(probe.target_id, limit=3) == failures[:3]
+    assert readings.recent(probe.target_id, limit=3, failures=True) == failures[:3]
     with pytest.raises(BadParameter):
-        stats.recent_measurements(probe.target_id, limit=0)
+        readings.recent(probe.target_id, limit=0)
 
 
 def test_recent_failures_can_use_the_partial_failures_index(probe, regions, now):
@@ -483,7 +483,7 @@ def test_recent_failures_can_use_the_partial_failures_index(probe, regions, now)
         plan = qs[:100].explain()
         cur.execute("SET LOCAL enable_seqscan = on")
     assert "meas_target_failures" in plan
-    assert len(stats.recent_failures(probe.target_id)) == 10
+    assert len(readings.recent(probe.target_id, failures=True)) == 10
 
 
 # Parameters ---------------------------------------------------------------------------

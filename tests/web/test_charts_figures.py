@@ -12,8 +12,9 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from latency import charts, stats
+from latency import charts
 from latency.forms import dashboard_filters
+from probes import readings
 from probes.geo import great_circle_km, path_floor_ms
 from probes.histogram import Histogram, histogram_of
 from probes.models import Measurement
@@ -231,8 +232,8 @@ def test_the_phases_figure_stacks_six_segments_per_region_in_fixed_colours():
         for slug in ("lagos", "london")
     ]
     fig = charts.phases_figure(rows)
-    assert [t.meta["segment"] for t in fig.data] == list(stats.SEGMENTS)
-    assert [t.marker.color for t in fig.data] == [charts.SEGMENT_COLORS[s] for s in stats.SEGMENTS]
+    assert [t.meta["segment"] for t in fig.data] == list(readings.SEGMENTS)
+    assert [t.marker.color for t in fig.data] == [charts.SEGMENT_COLORS[s] for s in readings.SEGMENTS]
     assert all(t.orientation == "h" and list(t.y) == ["Lagos", "London"] for t in fig.data)
     assert fig.layout.barmode == "stack"
     assert [t.x[0] for t in fig.data] == [5.0, 20.0, 40.0, 200.0, 80.0, 900.0]
@@ -287,7 +288,7 @@ def test_figures_built_from_real_query_rows_serialise(make_region, make_target, 
             )
     Measurement.objects.bulk_create(rows)
     f = dashboard_filters({"target": [str(target.id)], "window": ["1h"]}, now)
-    summary = stats.region_summary(f)
+    summary = readings.summary(f)
     where = {
         "name": target.name,
         "location_name": target.location_name,
@@ -302,8 +303,8 @@ def test_figures_built_from_real_query_rows_serialise(make_region, make_target, 
         assert f"latency tax: {charts._fmt(row['tax_ms'])}" in text
     for figure in (
         fig,
-        charts.histogram_figure(stats.histograms(f), f.metric),
-        charts.timeseries_figure(stats.timeseries(f), f.metric),
-        charts.phases_figure(stats.phases(f)),
+        charts.histogram_figure(readings.distribution(f), f.metric),
+        charts.timeseries_figure(readings.series(f), f.metric),
+        charts.phases_figure(readings.phases(f)),
     ):
         json.dumps(charts.figure_json(figure), allow_nan=False)

@@ -12,9 +12,9 @@ import pytest
 from django.http import QueryDict
 
 from latency.forms import DashboardFilterForm, ExportFilterForm, LiveFeedForm, RegionPageFilterForm
-from latency.stats import BadParameter, Filters
 from probes.engine.result import OUTCOMES
 from probes.exports import ExportFilters
+from probes.readings import BadParameter, Selection
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +37,7 @@ def test_a_dashboard_form_given_no_parameters_means_the_last_hour_of_everything(
     for data in (None, QueryDict(), {}):
         form = DashboardFilterForm(data, now=NOW)
         assert form.is_valid(), form.errors
-        assert form.result() == Filters(since=NOW - timedelta(hours=1), until=NOW, window="1h")
+        assert form.result() == Selection(since=NOW - timedelta(hours=1), until=NOW, window="1h")
 
 
 def test_a_dashboard_form_builds_the_filters_the_reading_code_takes(known):
@@ -49,7 +49,7 @@ def test_a_dashboard_form_builds_the_filters_the_reading_code_takes(known):
         now=NOW,
     )
     f = form.result()
-    assert f == Filters(
+    assert f == Selection(
         target_ids=[t],
         region_ids=[far.id, near.id],
         since=NOW - timedelta(hours=36),
