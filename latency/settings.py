@@ -239,7 +239,7 @@ if LATENCY_PRODUCTION:
 # adds this host's ws:/wss: origin to connect-src). Scripts come only from
 # our own static files: no inline script, no eval. Styles allow
 # 'unsafe-inline' because plotly.js writes <style> elements and style=""
-# attributes while drawing (tests/test_browser_content_security_policy.py
+# attributes while drawing (tests/browser/test_browser_content_security_policy.py
 # sees the violations without it); injected CSS cannot run code, and every
 # value we render is escaped.
 CONTENT_SECURITY_POLICY = {

@@ -28,7 +28,7 @@ from probes.rollups import lock_hours
 log = logging.getLogger(__name__)
 
 # Validated and stored as they are: every metric of the registry, and the
-# other stored fields (probes.metrics; tests/test_metric_registry.py checks
+# other stored fields (probes.metrics; tests/readings/test_metric_registry.py checks
 # that together they cover the engine's result).
 FLOAT_FIELDS = tuple(
     [f.name for f in OTHER_FIELDS if f.kind == "float"] + [m.column for m in METRICS if m.kind == "float"]
