@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import warnings
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,6 +77,11 @@ class Proc:
                 self.popen.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
+                # Said out loud: a worker that hangs on SIGTERM is a bug (it once hid one), even in
+                # a test that does not look at the exit status.
+                warnings.warn(
+                    f"{self.args} ignored SIGTERM for {timeout:g} s and was killed", RuntimeWarning, stacklevel=2
+                )
         self._log.close()
         return self.popen.returncode
 
