@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 
 from probes.exports import stamp
 from probes.exports.measurements import selection_csv
@@ -213,10 +213,9 @@ class HourlyRollupAdmin(WrittenByCodeAdmin):
     def ttft_p95(self, obj: HourlyRollup):
         return _percentile(obj.ttft_hist, 0.95)
 
-    @admin.display(description="tokens/s (mean)")
+    @admin.display(description=gettext_lazy("tokens/s p50"))
     def tokens_per_s(self, obj: HourlyRollup):
-        mean = obj.tokens_per_s_mean
-        return None if mean is None else round(mean, 1)
+        return _percentile(obj.tokens_per_s_hist, 0.5)
 
 
 @admin.register(DailyRollup)

@@ -1,16 +1,22 @@
-"""Mergeable latency histograms over fixed, log-spaced buckets.
+"""Mergeable histograms of non-negative values over fixed, log-spaced buckets.
 
-Hourly rollups store one of these per series instead of precomputed percentiles, because percentiles cannot
-be averaged: the p95 of a day is not the mean of 24 hourly p95s. Counts per bucket can simply be added, so any
-range (an hour, a week, all regions together) is read from the sum of its parts, with the same error bound.
+Hourly rollups store one of these per series and metric instead of precomputed percentiles, because
+percentiles cannot be averaged: the p95 of a day is not the mean of 24 hourly p95s. Counts per bucket can simply
+be added, so any range (an hour, a week, all regions together) is read from the sum of its parts, with the same
+error bound.
+
+The layout knows no unit: the relative error is the same whatever a value means. It holds milliseconds for the
+latency metrics and tokens per second for throughput (probes.metrics says which metric has which unit); both
+live well inside MIN_VALUE .. MAX_VALUE (a few ms to minutes; a few to a few thousand tok/s).
 
 Every histogram in the system shares one bucket layout, fixed here, so that stored rows from any date can be
-merged with each other. Changing MIN_MS, MAX_MS or RATIO invalidates every stored rollup.
+merged with each other. Changing MIN_VALUE, MAX_VALUE or RATIO invalidates every stored rollup.
 
-Bucket 0 holds [0, MIN_MS) and stands for 0: sub-10-microsecond latencies are measurement noise, not signal.
-Buckets 1..BUCKETS-1 hold [MIN_MS * RATIO**(i-1), MIN_MS * RATIO**i). Anything above MAX_MS is recorded in the
-last bucket, i.e. read back as "about an hour"; nothing legitimate takes that long, so saturating is preferable
-to rejecting the sample and losing it from the count.
+Bucket 0 holds [0, MIN_VALUE) and stands for 0: a latency under 10 microseconds is measurement noise, and so is
+a rate of one token per 100 s. Buckets 1..BUCKETS-1 hold [MIN_VALUE * RATIO**(i-1), MIN_VALUE * RATIO**i).
+Anything above MAX_VALUE is recorded in the last bucket, i.e. read back as "about an hour" of milliseconds;
+nothing legitimate is that large (ingest stores implausible rates as NULL before they get here), so saturating
+is preferable to rejecting the sample and losing it from the count.
 """
 
 from __future__ import annotations
@@ -18,37 +24,38 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-MIN_MS = 0.01
-MAX_MS = 3_600_000.0
+# In the metric's unit: 0.01 ms .. one hour for latencies, 0.01 .. 3.6 million tok/s for rates.
+MIN_VALUE = 0.01
+MAX_VALUE = 3_600_000.0
 # A bucket's geometric midpoint is within sqrt(RATIO) - 1 (about 0.995%) of anything in it, leaving headroom
 # under the 2% accuracy promise for floating-point slop; it costs only ~1000 buckets to span 0.01 ms to 1 h.
 RATIO = 1.02
 
 _LOG_RATIO = math.log(RATIO)
-_LOG_BUCKETS = math.ceil(math.log(MAX_MS / MIN_MS) / _LOG_RATIO)
+_LOG_BUCKETS = math.ceil(math.log(MAX_VALUE / MIN_VALUE) / _LOG_RATIO)
 BUCKETS = _LOG_BUCKETS + 1
 _LAST = BUCKETS - 1
 # A table rather than recomputing pow() on demand, so bucket_index and bucket_bounds agree exactly about which
 # side of an edge a value falls on; math.log alone can land one bucket off right at a boundary.
-_EDGES = [MIN_MS * RATIO**k for k in range(_LOG_BUCKETS + 1)]
+_EDGES = [MIN_VALUE * RATIO**k for k in range(_LOG_BUCKETS + 1)]
 
 
-def _check_value(value_ms: float) -> float:
-    value = float(value_ms)
-    # `not value >= 0` is also true for NaN, which would otherwise slip through every comparison below.
-    if not value >= 0:
-        raise ValueError(f"latency must be a non-negative number of milliseconds, got {value_ms!r}")
-    return value
+def _check_value(value: float) -> float:
+    number = float(value)
+    # `not number >= 0` is also true for NaN, which would otherwise slip through every comparison below.
+    if not number >= 0:
+        raise ValueError(f"a histogram value must be a non-negative number, got {value!r}")
+    return number
 
 
-def bucket_index(value_ms: float) -> int:
-    value = _check_value(value_ms)
-    if value < MIN_MS:
+def bucket_index(value: float) -> int:
+    value = _check_value(value)
+    if value < MIN_VALUE:
         return 0
     if value >= _EDGES[-2]:
         # Also catches +inf, which math.log would turn into an unconvertible float.
         return _LAST
-    index = int(math.log(value / MIN_MS) / _LOG_RATIO) + 1
+    index = int(math.log(value / MIN_VALUE) / _LOG_RATIO) + 1
     if value < _EDGES[index - 1]:
         index -= 1
     elif value >= _EDGES[index]:
@@ -66,7 +73,7 @@ def bucket_bounds(index: int) -> tuple[float, float]:
     """[lower, upper) of a bucket; the last bucket also absorbs everything above its upper bound."""
     index = _check_index(index)
     if index == 0:
-        return 0.0, MIN_MS
+        return 0.0, MIN_VALUE
     return _EDGES[index - 1], _EDGES[index]
 
 
@@ -109,8 +116,8 @@ class Histogram:
             self._counts[index] = self._counts.get(index, 0) + count
             self._n += count
 
-    def add(self, value_ms: float, count: int = 1) -> None:
-        self._bump(bucket_index(value_ms), _check_count(count))
+    def add(self, value: float, count: int = 1) -> None:
+        self._bump(bucket_index(value), _check_count(count))
 
     def merge(self, other: Histogram) -> None:
         for index, count in other._counts.items():
@@ -138,15 +145,15 @@ class Histogram:
                 return bucket_value(index)
         raise AssertionError("bucket counts do not add up to the histogram's count")
 
-    def fraction_below(self, threshold_ms: float) -> float | None:
+    def fraction_below(self, threshold: float) -> float | None:
         """Share of samples certainly under the threshold, for SLO views ("97% answered within 2 s").
 
         Only whole buckets that end at or below the threshold count, so the share is never overstated: a
         bucket straddling the threshold may hold samples on either side of it.
         """
-        threshold = float(threshold_ms)
+        threshold = float(threshold)
         if math.isnan(threshold):
-            raise ValueError("threshold must be a number of milliseconds, got nan")
+            raise ValueError("threshold must be a number, got nan")
         if not self._n:
             return None
         below = sum(count for index, count in self._counts.items() if bucket_bounds(index)[1] <= threshold)

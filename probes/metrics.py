@@ -46,6 +46,9 @@ class Metric:
     measurement_csv: bool = False
     # A milestone of the phase breakdown (dns, connect, tls, ttfb, ttft, total).
     phase: bool = False
+    # Values above this are not measurements of the metric, whatever sent
+    # them: ingest stores NULL instead (probes.ingest) and says so.
+    ceiling: float | None = None
 
     @property
     def rollup_field(self) -> str | None:
@@ -58,6 +61,15 @@ class Metric:
     def region_csv_columns(self) -> tuple[str, ...]:
         return tuple(f"{self.name}_{p}_ms" for p in PERCENTILES) if self.region_csv else ()
 
+
+# Tokens per second one stream can plausibly show. The fastest single-stream
+# decode published by 2026 is in the low thousands of tok/s (Cerebras and
+# Groq serve 8B-120B models at about 1,000-3,000 tok/s to one user; hard-wired
+# inference chips claim up to about 17,000 for an 8B model). A hundred
+# thousand leaves a factor of five above the most extreme claim; what lies
+# beyond is an artefact of timing (a whole stream stamped by one or two
+# socket reads: see probes.engine's rate rule), never a model's speed.
+TOKENS_PER_S_CEILING = 100_000.0
 
 # In the dashboard's order (the selector lists the selectable ones in it).
 METRICS: tuple[Metric, ...] = (
@@ -75,10 +87,11 @@ METRICS: tuple[Metric, ...] = (
            histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True),
     Metric("dns", "DNS lookup", "DNS", "ms", "dns_ms", step=1,
            histogram=True, measurement_csv=True, phase=True),
-    # No histogram: rollups keep its sum and count, so long windows have its
-    # mean only (see probes.readings).
+    # A histogram like the latencies (the bucket layout has no unit), so its
+    # percentiles exist at every window. Higher is better (probes.readings'
+    # ranking), and values past TOKENS_PER_S_CEILING are not stored.
     Metric("tokens_per_s", "Tokens per second", "tokens/s", "tok/s", "tokens_per_s", step=10,
-           selectable=True, measurement_csv=True),
+           histogram=True, selectable=True, measurement_csv=True, ceiling=TOKENS_PER_S_CEILING),
     Metric("first_event", "First stream event", "first event", "ms", "first_event_ms", step=5),
     Metric("output_tokens", "Output tokens", "output tokens", "tokens", "output_tokens", step=9,
            kind="int", measurement_csv=True),

@@ -510,21 +510,16 @@ class RollupCounts(models.Model):
     connect_hist = models.JSONField(default=dict, blank=True)
     tls_hist = models.JSONField(default=dict, blank=True)
     total_hist = models.JSONField(default=dict, blank=True)
-    # Sum and count rather than a mean, so periods add up exactly.
-    tokens_per_s_sum = models.FloatField(default=0.0)
-    tokens_per_s_count = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
-    # Added after the others; hours rolled up before it existed hold {} until rebuilt.
+    # Added after the others; hours rolled up before they existed hold {} until
+    # rebuilt from raw rows (`manage.py rollup --since 30d`; see migration 0006).
     dns_hist = models.JSONField(default=dict, blank=True)
+    # A database default too, so SQL written before it existed (migration
+    # 0003's backfill) still inserts rows.
+    tokens_per_s_hist = models.JSONField(default=dict, blank=True, db_default={})
 
     class Meta:
         abstract = True
-
-    @property
-    def tokens_per_s_mean(self) -> float | None:
-        if not self.tokens_per_s_count:
-            return None
-        return self.tokens_per_s_sum / self.tokens_per_s_count
 
 
 class HourlyRollup(RollupCounts):

@@ -23,15 +23,16 @@ off). It is read
   shorter than an hour, and time-series buckets that are not whole marked
   hours;
 - otherwise from merged histograms (probes.histogram: 2% log buckets from
-  0.01 ms to 1 h), where it is the geometric midpoint of the bucket holding
-  the rank-th value: within sqrt(1.02) - 1 = 0.995% of the exact value
-  (values under 0.01 ms read as 0, over 1 h as about an hour). Raw rows at
-  the edges of such a window are added to the same histograms, so a figure
-  never mixes the two kinds.
+  0.01 to 3.6 million of the metric's unit, i.e. 0.01 ms to 1 h, or 0.01 to
+  3.6 million tok/s), where it is the geometric midpoint of the bucket
+  holding the rank-th value: within sqrt(1.02) - 1 = 0.995% of the exact
+  value (values under 0.01 read as 0). Raw rows at the edges of such a
+  window are added to the same histograms, so a figure never mixes the two
+  kinds.
 Merging histograms is exact (counts add), so a rolled-up reading equals a
 reading of the same rows' histograms from raw rows, whichever hours were
-rolled up. tokens_per_s has no histogram in the rollups: on rolled-up
-windows only its mean exists (value_kind "mean").
+rolled up. Every selectable metric, tokens_per_s included, has a histogram
+in the rollups, so p50, p95 and the chosen percentile exist at every window.
 
 Planning (plan.py): daily rollups for complete days whose 24 hours are
 marked, hourly rollups for other marked hours, raw rows for the rest

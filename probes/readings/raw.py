@@ -40,16 +40,12 @@ def read_raw(
     columns = [BY_NAME[m].column for m in metrics]
     n = len(group_by)
     kept = [(i, name) for i, name in enumerate(raw_values)]
-    for rec in qs.values_list(*group_by, "outcome", "tokens_per_s", *columns, *raw_values).iterator(chunk_size=5000):
+    for rec in qs.values_list(*group_by, "outcome", *columns, *raw_values).iterator(chunk_size=5000):
         r = out[rec[:n]]
-        outcome, tps = rec[n], rec[n + 1]
         r.samples += 1
-        if outcome != "ok":
+        if rec[n] != "ok":
             r.errors += 1
-        if tps is not None:
-            r.tps_sum += tps
-            r.tps_count += 1
-        base = n + 2
+        base = n + 1
         for i, metric in enumerate(metrics):
             value = rec[base + i]
             if value is not None:
@@ -63,14 +59,15 @@ def read_raw(
 
 def raw_series(
     metric: str,
+    q: float,
     size: timedelta,
     intervals: Iterable[tuple[datetime, datetime]],
     targets: list[int],
     regions: list[int],
-    percentiles: bool,
 ) -> list[tuple]:
-    """(bucket, region_id, samples, p50, p95, tokens_per_s mean) from raw
-    rows, grouped in SQL; exact nearest rank (probes.readings.rank)."""
+    """(bucket, region_id, samples, p50, p95, q-quantile, at) from raw rows,
+    grouped in SQL; exact nearest rank (probes.readings.rank). at: the mean
+    started_at of the bucket's rows."""
     column = BY_NAME[metric].column
     params = {
         "size": size,
@@ -79,21 +76,17 @@ def raw_series(
         "regions": regions,
         "q50": exact(0.5),
         "q95": exact(0.95),
+        "q": exact(q),
     }
     ranges = ranges_sql("started_at", intervals, params, "r")
-    if percentiles:
-        picks = f"vals[{rank_sql('%(q50)s', 'n')}], vals[{rank_sql('%(q95)s', 'n')}]"
-        values = (
-            f"count({column}) AS n, array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,"
-        )
-    else:
-        picks = "NULL::float8, NULL::float8"
-        values = ""
+    picks = ", ".join(f"vals[{rank_sql(f'%({name})s', 'n')}]" for name in ("q50", "q95", "q"))
     sql = f"""
-        SELECT b, region_id, samples, {picks}, tps
+        SELECT b, region_id, samples, {picks}, to_timestamp(at)
         FROM (
             SELECT date_bin(%(size)s, started_at, %(origin)s) AS b, region_id, count(*) AS samples,
-                   {values} avg(tokens_per_s) AS tps
+                   count({column}) AS n,
+                   array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,
+                   avg(extract(epoch FROM started_at)) AS at
             FROM {Measurement._meta.db_table}
             WHERE target_id = ANY(%(targets)s) AND region_id = ANY(%(regions)s) AND {ranges}
             GROUP BY 1, 2

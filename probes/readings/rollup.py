@@ -18,8 +18,7 @@ from probes.metrics import BY_NAME
 from probes.models import DailyRollup, HourlyRollup
 from probes.readings.plan import EPOCH, Coverage
 from probes.readings.rank import exact, rank_sql
-from probes.readings.selection import TPS
-from probes.rollups.periods import hour_runs
+from probes.rollups.periods import HOUR, hour_runs
 
 
 def ranges_sql(column: str, intervals: Iterable[tuple[datetime, datetime]], params: dict[str, Any], prefix: str) -> str:
@@ -73,7 +72,7 @@ def rollup_counts(
     plan: Coverage, group_by: tuple[str, ...], narrow: dict[str, list | None], metrics: Iterable[str]
 ) -> tuple[dict[tuple, list], dict[tuple, dict[str, dict[int, int]]]]:
     """Merged counts of the rollup rows a plan uses, per group: totals
-    [samples, errors, tokens_per_s_sum, tokens_per_s_count] and, per metric,
+    [samples, errors] and, per metric,
     histogram bucket counts. Summed in SQL, so Python never parses the JSON
     of hundreds of rows: only one (group, metric, bucket) row comes back per
     occupied bucket."""
@@ -84,17 +83,11 @@ def rollup_counts(
     metrics = list(metrics)
     g = ", ".join(group_by)
     n = len(group_by)
-    rows_sql, params = _rollup_rows_sql(
-        plan, [*group_by, "samples", "errors", "tokens_per_s_sum", "tokens_per_s_count"], narrow
-    )
+    rows_sql, params = _rollup_rows_sql(plan, [*group_by, "samples", "errors"], narrow)
     with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT {g}, sum(samples), sum(errors), sum(tokens_per_s_sum), sum(tokens_per_s_count) "
-            f"FROM ({rows_sql}) r GROUP BY {g}",
-            params,
-        )
+        cur.execute(f"SELECT {g}, sum(samples), sum(errors) FROM ({rows_sql}) r GROUP BY {g}", params)
         for rec in cur.fetchall():
-            totals[tuple(rec[:n])] = [int(rec[n]), int(rec[n + 1]), float(rec[n + 2] or 0.0), int(rec[n + 3])]
+            totals[tuple(rec[:n])] = [int(rec[n]), int(rec[n + 1])]
         if metrics:
             rows_sql, params = _rollup_rows_sql(plan, [*group_by, *[_hist_field(m) for m in metrics]], narrow)
             pairs = ", ".join(f"('{m}', r.{_hist_field(m)})" for m in metrics)
@@ -113,62 +106,54 @@ def rollup_counts(
 
 
 def rollup_series(
-    metric: str, size: timedelta, hours: Iterable[datetime], targets: list[int], regions: list[int]
+    metric: str, q: float, size: timedelta, hours: Iterable[datetime], targets: list[int], regions: list[int]
 ) -> list[tuple]:
-    """(bucket, region_id, samples, p50, p95, tokens_per_s mean) from hourly
+    """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
     rollups. The histograms are merged per bucket and the nearest-rank
     bucket picked in SQL, so only one row per bucket and region comes back
-    instead of every occupied histogram bucket."""
+    instead of every occupied histogram bucket. at: the mean of the hours'
+    midpoints weighted by their samples (a rollup keeps no finer time);
+    series() clips it to the bucket's part inside the window."""
     table = HourlyRollup._meta.db_table
-    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions}
+    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "half": HOUR / 2}
     ranges = ranges_sql("hour", hour_runs(hours), params, "h")
     where = f"target_id = ANY(%(targets)s) AND region_id = ANY(%(regions)s) AND {ranges}"
     with connection.cursor() as cur:
         cur.execute(
             f"""
             SELECT date_bin(%(size)s, hour, %(origin)s) AS b, region_id, sum(samples)::bigint,
-                   sum(tokens_per_s_sum), sum(tokens_per_s_count)::bigint
+                   to_timestamp(sum(samples * extract(epoch FROM hour + %(half)s)) / sum(samples))
             FROM {table} WHERE {where} GROUP BY 1, 2
             """,
             params,
         )
-        totals = {(b, rid): (samples, tps_sum, tps_count) for b, rid, samples, tps_sum, tps_count in cur.fetchall()}
-        picks: dict[tuple, tuple] = {}
-        if metric != TPS:
-            params.update(q50=exact(0.5), q95=exact(0.95))
-            cur.execute(
-                f"""
-                WITH pairs AS (
-                    SELECT date_bin(%(size)s, h.hour, %(origin)s) AS b, h.region_id, e.key::int AS k,
-                           sum(e.value::bigint) AS n
-                    FROM {table} h CROSS JOIN LATERAL jsonb_each_text(h.{_hist_field(metric)}) e
-                    WHERE {where}
-                    GROUP BY 1, 2, 3
-                ), cum AS (
-                    SELECT b, region_id, k,
-                           sum(n) OVER (PARTITION BY b, region_id ORDER BY k) AS c,
-                           sum(n) OVER (PARTITION BY b, region_id) AS t
-                    FROM pairs
-                )
-                SELECT b, region_id,
-                       min(k) FILTER (WHERE c >= {rank_sql("%(q50)s", "t")}),
-                       min(k) FILTER (WHERE c >= {rank_sql("%(q95)s", "t")})
-                FROM cum GROUP BY 1, 2
-                """,
-                params,
+        totals = {(b, rid): (samples, at) for b, rid, samples, at in cur.fetchall()}
+        params.update(q50=exact(0.5), q95=exact(0.95), q=exact(q))
+        cur.execute(
+            f"""
+            WITH pairs AS (
+                SELECT date_bin(%(size)s, h.hour, %(origin)s) AS b, h.region_id, e.key::int AS k,
+                       sum(e.value::bigint) AS n
+                FROM {table} h CROSS JOIN LATERAL jsonb_each_text(h.{_hist_field(metric)}) e
+                WHERE {where}
+                GROUP BY 1, 2, 3
+            ), cum AS (
+                SELECT b, region_id, k,
+                       sum(n) OVER (PARTITION BY b, region_id ORDER BY k) AS c,
+                       sum(n) OVER (PARTITION BY b, region_id) AS t
+                FROM pairs
             )
-            picks = {(b, rid): (k50, k95) for b, rid, k50, k95 in cur.fetchall()}
-    rows = []
-    for key, (samples, tps_sum, tps_count) in totals.items():
-        k50, k95 = picks.get(key, (None, None))
-        rows.append(
-            (
-                key[0],
-                key[1],
-                samples,
-                bucket_value(k50) if k50 is not None else None,
-                bucket_value(k95) if k95 is not None else None,
-                tps_sum / tps_count if tps_count else None,
-            )
+            SELECT b, region_id,
+                   min(k) FILTER (WHERE c >= {rank_sql("%(q50)s", "t")}),
+                   min(k) FILTER (WHERE c >= {rank_sql("%(q95)s", "t")}),
+                   min(k) FILTER (WHERE c >= {rank_sql("%(q)s", "t")})
+            FROM cum GROUP BY 1, 2
+            """,
+            params,
         )
+        picks = {(b, rid): ks for b, rid, *ks in cur.fetchall()}
+    rows = []
+    for key, (samples, at) in totals.items():
+        values = [bucket_value(k) if k is not None else None for k in picks.get(key, (None, None, None))]
+        rows.append((key[0], key[1], samples, *values, at))
     return rows

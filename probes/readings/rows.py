@@ -16,23 +16,17 @@ class Reading:
     histogram metric and, when the window was read from raw rows with
     values kept, the raw values by column (for exact percentiles)."""
 
-    __slots__ = ("errors", "hists", "samples", "tps_count", "tps_sum", "values")
+    __slots__ = ("errors", "hists", "samples", "values")
 
     def __init__(self) -> None:
         self.samples = 0
         self.errors = 0
         self.hists = {m.name: Histogram() for m in HISTOGRAM}
-        self.tps_sum = 0.0
-        self.tps_count = 0
         self.values: dict[str, list[float]] = {}
 
     @property
     def error_rate(self) -> float | None:
         return self.errors / self.samples if self.samples else None
-
-    @property
-    def tokens_per_s_mean(self) -> float | None:
-        return self.tps_sum / self.tps_count if self.tps_count else None
 
     def percentile(self, metric: str, q: float) -> float | None:
         """Exact nearest rank from the raw values when they were kept, else
@@ -52,8 +46,7 @@ class Figures(TypedDict):
     error_rate: float | None
     p50: float | None
     p95: float | None
-    value: float | None
-    value_kind: str  # "percentile" | "mean"
+    value: float | None  # the selection's percentile
 
 
 class RegionSummaryRow(Figures):
@@ -102,12 +95,16 @@ class PhaseRow(TypedDict):
 
 class SeriesRow(TypedDict):
     bucket_start: datetime
+    # Where the bucket's data is (UTC): the mean time of its measurements,
+    # inside the part of the bucket within the window. Charts place the
+    # point here: a bucket's start can lie hours before its first sample.
+    at: datetime
     region: str
     region_name: str
     p50: float | None
     p95: float | None
+    value: float | None  # the selection's percentile
     samples: int
-    mean: float | None
 
 
 class BucketRow(TypedDict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from probes.geo import latency_tax_ms, path_floor_ms
-from probes.histogram import Histogram, histogram_of
+from probes.histogram import Histogram
 from probes.metrics import BY_NAME, PHASES
 from probes.models import Probe, Region, Target
 from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, Reading, RegionSummaryRow, TableRow
@@ -42,10 +42,9 @@ def _read(
         targets, regions = _scope(f)
         target_ids = targets if target_ids is None else target_ids
         region_ids = regions if region_ids is None else region_ids
-    metrics = [] if f.metric == TPS else [f.metric]
-    metrics += [m for m in extra if m not in metrics]
+    metrics = [f.metric, *(m for m in extra if m != f.metric)]
     # A raw window keeps the values, so its percentiles are exact.
-    kept = (*(BY_NAME[m].column for m in metrics), *((TPS,) if f.metric == TPS else ())) if f.raw_only else ()
+    kept = tuple(BY_NAME[m].column for m in metrics) if f.raw_only else ()
     return read_window(
         f.since,
         f.until,
@@ -59,13 +58,10 @@ def _read(
     )
 
 
-def _metric_stats(reading: Reading, f: Selection) -> tuple[float | None, float | None, float | None, str]:
-    """(p50, p95, value, value_kind) of the chosen metric in a reading."""
-    if f.metric == TPS and not f.raw_only:
-        # No histogram in the rollups: the mean of merged sums and counts.
-        return None, None, reading.tokens_per_s_mean, "mean"
+def _metric_stats(reading: Reading, f: Selection) -> tuple[float | None, float | None, float | None]:
+    """(p50, p95, value: the selection's percentile) of the chosen metric in a reading."""
     p = reading.percentile
-    return p(f.metric, 0.5), p(f.metric, 0.95), p(f.metric, f.percentile), "percentile"
+    return p(f.metric, 0.5), p(f.metric, 0.95), p(f.metric, f.percentile)
 
 
 def _regions(ids: Iterable[int]) -> dict[int, dict]:
@@ -91,11 +87,10 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
     enabled probes run from that have none (samples 0), by region name.
 
     Keys: id, slug, name, city, country, lat, lon, samples, errors,
-    error_rate, p50, p95 (of f.metric), value (f.percentile of f.metric, or
-    the mean, see value_kind), value_kind ("percentile" | "mean"),
-    connect_p50, floor_ms (round-trip fiber floor to the target's hosting
-    location; only with exactly one target selected that has coordinates),
-    tax_ms (connect_p50 - floor_ms)."""
+    error_rate, p50, p95, value (f.percentile) of f.metric, connect_p50,
+    floor_ms (round-trip fiber floor to the target's hosting location; only
+    with exactly one target selected that has coordinates), tax_ms
+    (connect_p50 - floor_ms)."""
     targets, regions = _scope(f)
     grouped = _read(f, ("region_id",), "connect", target_ids=targets, region_ids=regions)
     readings: dict[int, Reading] = {key[0]: r for key, r in grouped.items() if r.samples}
@@ -116,11 +111,10 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
             floor = path_floor_ms(region["latitude"], region["longitude"], target["latitude"], target["longitude"])
         if reading is None:
             p50 = p95 = value = connect = None
-            kind = "mean" if f.metric == TPS and not f.raw_only else "percentile"
             samples = errors = 0
             error_rate = None
         else:
-            p50, p95, value, kind = _metric_stats(reading, f)
+            p50, p95, value = _metric_stats(reading, f)
             connect = reading.percentile("connect", 0.5)
             samples, errors, error_rate = reading.samples, reading.errors, reading.error_rate
         rows.append(
@@ -138,7 +132,6 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
                 "p50": p50,
                 "p95": p95,
                 "value": value,
-                "value_kind": kind,
                 "connect_p50": connect,
                 "floor_ms": floor,
                 "tax_ms": latency_tax_ms(connect, floor) if floor is not None else None,
@@ -152,12 +145,10 @@ def distribution_rows(f: Selection) -> tuple[dict[str, Histogram], list[Distribu
     """distribution(f), and a row per region with its count and its p50 and
     p95 by the one rule (exact on a raw window, where the drawn histogram
     would only give its buckets' midpoints): the numbers the table shows."""
-    if f.metric == TPS and not f.raw_only:
-        return {}, []
     readings = _read(f, ("region_id",))
     hists, kept = {}, {}
     for (region_id,), reading in readings.items():
-        hist = histogram_of(reading.values.get(TPS, ())) if f.metric == TPS else reading.hists[f.metric]
+        hist = reading.hists[f.metric]
         if hist.count:
             hists[region_id], kept[region_id] = hist, reading
     info = _regions(hists)
@@ -176,9 +167,7 @@ def distribution_rows(f: Selection) -> tuple[dict[str, Histogram], list[Distribu
 
 def distribution(f: Selection) -> dict[str, Histogram]:
     """Region slug to the merged histogram of f.metric, for regions with at
-    least one value, in region-name order. tokens_per_s has histograms only
-    on raw-only windows (built from the raw values; the bucket layout does
-    not care about the unit); on longer windows the answer is {}."""
+    least one value, in region-name order."""
     return distribution_rows(f)[0]
 
 
@@ -186,15 +175,15 @@ def table(f: Selection) -> list[TableRow]:
     """One row per (region, target) pair with data, by region then target name.
 
     Keys: region (the region's name, for display), region_slug, target (its
-    name), target_id, model, samples, errors, error_rate, p50, p95 (of
-    f.metric), value, value_kind (as in region_summary)."""
+    name), target_id, model, samples, errors, error_rate, p50, p95, value
+    (f.percentile) of f.metric."""
     readings = _read(f, ("region_id", "target_id"))
     readings = {key: r for key, r in readings.items() if r.samples}
     regions = _regions({rid for rid, _ in readings})
     targets = _targets({tid for _, tid in readings})
     rows: list[TableRow] = []
     for (region_id, target_id), reading in readings.items():
-        p50, p95, value, kind = _metric_stats(reading, f)
+        p50, p95, value = _metric_stats(reading, f)
         region, target = regions[region_id], targets[target_id]
         rows.append(
             {
@@ -209,7 +198,6 @@ def table(f: Selection) -> list[TableRow]:
                 "p50": p50,
                 "p95": p95,
                 "value": value,
-                "value_kind": kind,
             }
         )
     rows.sort(key=lambda row: (row["region"], row["target"], row["target_id"]))
@@ -223,7 +211,7 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
     f.target_ids and f.region_ids are ignored: the region is the page's own.
 
     Keys: rank, target_id, target, model, location_name, samples, errors,
-    error_rate, p50, p95, value, value_kind."""
+    error_rate, p50, p95, value."""
     region_id = Region.objects.filter(slug=region_slug).values_list("id", flat=True).first()
     if region_id is None:
         raise BadParameter("region", f"unknown region {region_slug!r}")
@@ -234,7 +222,7 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
     for (target_id,), reading in readings.items():
         if not reading.samples:
             continue
-        p50, p95, value, kind = _metric_stats(reading, f)
+        p50, p95, value = _metric_stats(reading, f)
         target = info[target_id]
         rows.append(
             {
@@ -248,13 +236,12 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
                 "p50": p50,
                 "p95": p95,
                 "value": value,
-                "value_kind": kind,
             }
         )
     sign = -1 if f.metric == TPS else 1
 
     def rank_key(row: RankingRow) -> tuple[bool, float, str]:
-        score = row["p50"] if row["p50"] is not None else (row["value"] if row["value_kind"] == "mean" else None)
+        score = row["p50"]
         return (score is None, sign * score if score is not None else 0, row["target"])
 
     rows.sort(key=rank_key)

@@ -83,12 +83,10 @@ def read_window(
                 }
                 if key is not None:
                     merge_cache.put(key, merged, weight=1 + sum(len(c) for b in buckets.values() for c in b.values()))
-            for group, ((samples, errors, tps_sum, tps_count), hists) in merged.items():
+            for group, ((samples, errors), hists) in merged.items():
                 r = out[group]
                 r.samples += samples
                 r.errors += errors
-                r.tps_sum += tps_sum
-                r.tps_count += tps_count
                 for metric, hist in hists.items():
                     # Into the reading's own histogram: the cached one is shared.
                     r.hists[metric].merge(hist)

@@ -41,17 +41,14 @@ def _daily_merge_sql(hourly: str, daily: str) -> str:
 
     return f"""
         INSERT INTO {daily}
-            (probe_id, target_id, region_id, day, samples, errors, tokens_per_s_sum, tokens_per_s_count,
-             updated_at, {", ".join(_DAILY_JSON_COLUMNS)})
-        SELECT g.probe_id, g.target_id, g.region_id, %(day)s, g.samples, g.errors, g.tps_sum, g.tps_count,
+            (probe_id, target_id, region_id, day, samples, errors, updated_at, {", ".join(_DAILY_JSON_COLUMNS)})
+        SELECT g.probe_id, g.target_id, g.region_id, %(day)s, g.samples, g.errors,
                %(now)s, {", ".join(merged(c) for c in _DAILY_JSON_COLUMNS)}
         FROM (
             -- A probe re-pointed at another target during the day is
-            -- counted under its latest target for that day. Floats summed
-            -- in hour order, so a rebuild gives the same bits every time.
+            -- counted under its latest target for that day.
             SELECT probe_id, region_id, (array_agg(target_id ORDER BY hour DESC))[1] AS target_id,
-                   sum(samples) AS samples, sum(errors) AS errors,
-                   sum(tokens_per_s_sum ORDER BY hour) AS tps_sum, sum(tokens_per_s_count) AS tps_count
+                   sum(samples) AS samples, sum(errors) AS errors
             FROM {hourly}
             WHERE hour >= %(day)s AND hour < %(end)s
             GROUP BY probe_id, region_id
@@ -93,7 +90,7 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
 
     hour = floor_hour(hour)
     now = datetime.now(UTC)
-    cols = ["probe_id", "region_id", "target_id", "outcome", "tokens_per_s", *(m.column for m in HISTOGRAM)]
+    cols = ["probe_id", "region_id", "target_id", "outcome", *(m.column for m in HISTOGRAM)]
     with transaction.atomic():
         lock_hours([hour])
         groups: dict[tuple[int, int], dict] = {}
@@ -102,7 +99,7 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
             .values_list(*cols)
             .iterator(chunk_size=5000)
         )
-        for probe_id, region_id, target_id, outcome, tps, *values in rows:
+        for probe_id, region_id, target_id, outcome, *values in rows:
             g = groups.get((probe_id, region_id))
             if g is None:
                 g = groups[(probe_id, region_id)] = {
@@ -110,17 +107,12 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
                     "samples": 0,
                     "errors": 0,
                     "outcomes": defaultdict(int),
-                    "tps_sum": 0.0,
-                    "tps_count": 0,
                     "hists": {m.name: Histogram() for m in HISTOGRAM},
                 }
             g["samples"] += 1
             g["outcomes"][outcome] += 1
             if outcome != "ok":
                 g["errors"] += 1
-            if tps is not None:
-                g["tps_sum"] += tps
-                g["tps_count"] += 1
             for metric, value in zip(HISTOGRAM_NAMES, values, strict=True):
                 if value is not None:
                     g["hists"][metric].add(value)
@@ -140,8 +132,6 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
                     samples=g["samples"],
                     errors=g["errors"],
                     outcomes=dict(g["outcomes"]),
-                    tokens_per_s_sum=g["tps_sum"],
-                    tokens_per_s_count=g["tps_count"],
                     **{m.rollup_field: g["hists"][m.name].to_sparse() for m in HISTOGRAM},
                 )
                 for (probe_id, region_id), g in groups.items()

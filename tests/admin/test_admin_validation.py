@@ -356,14 +356,14 @@ def test_rollup_admin_is_read_only_and_reads_histograms(admin_client, make_probe
         errors=1,
         outcomes={"ok": 3, "timeout": 1},
         ttft_hist=histogram_of([100.0, 200.0, 300.0]).to_sparse(),
-        tokens_per_s_sum=150.0,
-        tokens_per_s_count=3,
+        tokens_per_s_hist=histogram_of([40.0, 50.0, 60.0]).to_sparse(),
     )
     response = admin_client.get(reverse("admin:probes_hourlyrollup_changelist"))
     assert response.status_code == 200
     assert response.context["cl"].result_count == 1
     content = response.content.decode()
-    assert "TTFT p50 (ms)" in content and "50.0" in content  # mean tokens/s
+    assert "TTFT p50 (ms)" in content and "201.6" in content  # the bucket holding 200 ms
+    assert "Tokens/s p50" in content and "50.4" in content  # the bucket holding 50 tok/s
     assert admin_client.get(reverse("admin:probes_hourlyrollup_add")).status_code == 403
     change_url = reverse("admin:probes_hourlyrollup_change", args=[rollup.pk])
     assert admin_client.post(change_url, {"samples": "9"}).status_code == 403

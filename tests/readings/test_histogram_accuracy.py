@@ -8,8 +8,8 @@ import pytest
 
 from probes.histogram import (
     BUCKETS,
-    MAX_MS,
-    MIN_MS,
+    MAX_VALUE,
+    MIN_VALUE,
     Histogram,
     bucket_bounds,
     bucket_index,
@@ -59,7 +59,7 @@ def test_every_percentile_is_within_2_percent_of_the_exact_one(samples):
 
 def test_any_value_is_within_1_percent_of_its_bucket_value():
     rng = random.Random(7)
-    values = [MIN_MS * (MAX_MS / MIN_MS) ** rng.random() for _ in range(20_000)]
+    values = [MIN_VALUE * (MAX_VALUE / MIN_VALUE) ** rng.random() for _ in range(20_000)]
     values += [bucket_bounds(i)[0] for i in range(1, BUCKETS)]
     for value in values:
         index = bucket_index(value)
@@ -70,10 +70,10 @@ def test_any_value_is_within_1_percent_of_its_bucket_value():
 
 def test_values_outside_the_range_fall_into_the_end_buckets():
     assert bucket_index(0) == 0 and bucket_value(0) == 0.0
-    assert bucket_index(MIN_MS / 2) == 0
-    assert bucket_index(MIN_MS) == 1
-    assert bucket_index(MAX_MS) == BUCKETS - 1
-    assert bucket_index(MAX_MS * 10) == BUCKETS - 1
+    assert bucket_index(MIN_VALUE / 2) == 0
+    assert bucket_index(MIN_VALUE) == 1
+    assert bucket_index(MAX_VALUE) == BUCKETS - 1
+    assert bucket_index(MAX_VALUE * 10) == BUCKETS - 1
 
 
 def test_merging_parts_equals_the_histogram_of_the_whole(samples):
@@ -128,7 +128,7 @@ def test_fraction_below_counts_only_buckets_wholly_under_the_threshold():
     histogram = histogram_of([10.0] * 3 + [1000.0])
     assert histogram.fraction_below(100) == 0.75
     assert histogram.fraction_below(1) == 0.0
-    assert histogram.fraction_below(MAX_MS * 2) == 1.0
+    assert histogram.fraction_below(MAX_VALUE * 2) == 1.0
     # The bucket holding 10 ms straddles 10 ms itself, so those samples are not certainly below it.
     assert histogram.fraction_below(10.0) == 0.0
 

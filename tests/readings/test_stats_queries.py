@@ -247,37 +247,6 @@ def test_regions_an_enabled_probe_runs_from_are_listed_even_without_data(probe, 
     assert [row["region"] for row in readings.phases(f)] == ["near"]
 
 
-# Tokens per second -----------------------------------------------------------------
-
-
-def test_tokens_per_second_has_exact_percentiles_on_raw_windows_and_a_mean_on_long_ones(probe, regions, now):
-    current = floor_hour(now)
-    fill_hours(probe, regions, current - 8 * HOUR, 9, now)
-    rebuild_range(current - 8 * HOUR, current)
-
-    short = Selection(target_ids=[probe.target_id], since=now - timedelta(hours=1), until=now, metric="tokens_per_s")
-    row = by_slug(readings.summary(short))["near"]
-    exact = values_of(raw_rows(short, regions[0]), "tokens_per_s")
-    assert (row["p50"], row["p95"], row["value"]) == (
-        exact_percentile(exact, 0.5),
-        exact_percentile(exact, 0.95),
-        exact_percentile(exact, 0.5),
-    )
-    assert row["value_kind"] == "percentile"
-    assert readings.distribution(short)["near"].count == len(exact)
-
-    long = Selection(target_ids=[probe.target_id], since=current - 8 * HOUR, until=now, metric="tokens_per_s")
-    row = by_slug(readings.summary(long))["near"]
-    exact = values_of(raw_rows(long, regions[0]), "tokens_per_s")
-    assert row["p50"] is None and row["p95"] is None
-    assert row["value_kind"] == "mean"
-    assert row["value"] == pytest.approx(sum(exact) / len(exact))
-    assert readings.distribution(long) == {}
-    series = readings.series(long)
-    assert series and all(r["p50"] is None and r["p95"] is None for r in series)
-    assert any(r["mean"] is not None for r in series)
-
-
 # Phases ---------------------------------------------------------------------------
 
 
@@ -385,7 +354,7 @@ def test_time_series_of_a_short_window_are_exact_per_raw_bucket(probe, regions, 
     assert readings.bucket_size(f) == timedelta(minutes=30)
     series = assert_series_matches_raw(f, regions, timedelta(minutes=30), rel=0)
     assert [r["region"] for r in series] == sorted(r["region"] for r in series)
-    assert all(r["bucket_start"].tzinfo is not None and r["mean"] is None for r in series)
+    assert all(r["bucket_start"].tzinfo is not None for r in series)
 
 
 def test_time_series_of_a_long_window_merge_hourly_rollups_per_bucket(probe, regions, now):
