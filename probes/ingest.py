@@ -22,7 +22,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 
 from probes import deadletters, live
 from probes.engine.result import CONNECTIONS, OUTCOMES
-from probes.metrics import METRICS, OTHER_FIELDS
+from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS
 from probes.rollups import lock_hours
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,10 @@ INT_LIMITS = {f.name: f.limit for f in OTHER_FIELDS if f.kind == "int"} | {
     m.column: 2**31 for m in METRICS if m.kind == "int"
 }
 TEXT_FIELDS = {f.name: f.limit for f in OTHER_FIELDS if f.kind == "text"}
+# Columns with a plausibility ceiling (probes.metrics: Metric.ceiling). A
+# value above it is no measurement, but the rest of the payload is one: the
+# row is stored with NULL there, and store() logs how many were dropped.
+CEILINGS = {m.column: m.ceiling for m in METRICS if m.ceiling is not None}
 
 # Column order of the multi-row INSERT; the same names as the engine's result.
 COLUMNS = (
@@ -126,8 +130,9 @@ def _time(name: str, value, now: datetime) -> datetime:
     return when
 
 
-def clean(payload: dict, now: datetime) -> dict:
-    """One validated row (column -> value) from a worker's payload."""
+def clean(payload: dict, now: datetime, implausible: list[str] | None = None) -> dict:
+    """One validated row (column -> value) from a worker's payload. Values
+    above their metric's ceiling become None, each noted in `implausible`."""
     if not isinstance(payload, dict) or not isinstance(payload.get("result"), dict):
         raise BadPayload("payload is not a measurement message")
     res = payload["result"]
@@ -151,6 +156,11 @@ def clean(payload: dict, now: datetime) -> dict:
     row["tokens_estimated"] = estimated if isinstance(estimated, bool) else None
     for name in FLOAT_FIELDS:
         row[name] = _float(name, res.get(name))
+        ceiling = CEILINGS.get(name)
+        if ceiling is not None and row[name] is not None and row[name] > ceiling:
+            if implausible is not None:
+                implausible.append(f"{name}={row[name]:g} {BY_COLUMN[name].unit} (over {ceiling:g})")
+            row[name] = None
     for name in INT_FIELDS:
         row[name] = _int(name, res.get(name))
     for name, limit in TEXT_FIELDS.items():
@@ -167,11 +177,16 @@ def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = 
     now = datetime.now(UTC)
     letters = list(rejected or ())
     rows = []
+    implausible: list[str] = []
     for payload in payloads:
         try:
-            rows.append((clean(payload, now), payload))
+            rows.append((clean(payload, now, implausible), payload))
         except BadPayload as exc:
             letters.append((payload, str(exc)))
+    if implausible:
+        log.warning(
+            "ingest: %d implausible values stored as NULL, e.g. %s", len(implausible), "; ".join(implausible[:3])
+        )
     kept = _configured(rows, letters)
     # Two copies of one slot in a batch: keep the first (ON CONFLICT cannot
     # touch the same key twice in one statement).

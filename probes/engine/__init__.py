@@ -498,10 +498,42 @@ def _fill(
     elif result.ttfb_ms is not None and result.http_status is not None and 200 <= result.http_status < 300:
         result.output_tokens = len(times)
         result.tokens_estimated = True
-    if result.output_tokens and result.output_tokens > 1 and len(times) >= 2 and times[-1] > times[0]:
-        result.tokens_per_s = round((result.output_tokens - 1) / ((times[-1] - times[0]) / 1e9), 3)
+    if result.output_tokens:
+        result.tokens_per_s = _tokens_per_s(result.output_tokens, times)
     if len(times) >= 2:
         gaps = sorted((b - a) / 1e6 for a, b in itertools.pairwise(times))
         result.itl_p50_ms = round(_percentile(gaps, 0.50), 3)
         result.itl_p95_ms = round(_percentile(gaps, 0.95), 3)
         result.itl_max_ms = round(gaps[-1], 3)
+
+
+# A rate needs the stream spread over time we can measure: at least this
+# long between the read of the first token and the read of the last, and
+# tokens in at least this many reads after the first one.
+MIN_RATE_SPAN_NS = 10_000_000
+MIN_RATE_READS = 2
+
+
+def _tokens_per_s(output_tokens: int, times: list[int]) -> float | None:
+    """Output tokens per second of generation, or None when the timing
+    cannot support a rate.
+
+    vLLM's benchmark definition (1 / TPOT): the tokens after the first over
+    the time from the first token to the end of generation. Our times are
+    stamps of socket reads, so tokens that share the first token's read
+    arrived at some unknown time before it: they are left out of the count
+    as the first token is (otherwise a read that came late and held most of
+    the stream, followed by a last token microseconds later, gave hundreds of
+    thousands of tok/s). With usage counting more tokens than events
+    streamed (several tokens per event), each event stands for its share.
+    A stream that arrived in one read, or in reads microseconds apart (a
+    burst, a busy worker catching up), has no rate to tell: None, not a
+    huge number."""
+    if len(times) < 2:
+        return None
+    first, last = times[0], times[-1]
+    later = [t for t in times if t > first]
+    if len(set(later)) < MIN_RATE_READS or last - first < MIN_RATE_SPAN_NS:
+        return None
+    tokens = len(later) * output_tokens / len(times)
+    return round(tokens / ((last - first) / 1e9), 3)
