@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 import plotly.graph_objects as go
@@ -48,6 +48,12 @@ def series_time(row: dict) -> datetime:
     """Where a row's point belongs: the time its samples were taken (`at`),
     else its bucket's start."""
     return row.get("at") or row["bucket_start"]
+
+
+def plotly_time(when: datetime) -> str:
+    """A UTC time as Plotly's date axis reads it: no offset and at most
+    milliseconds (plotly.js reads "+00:00" or microseconds as no date)."""
+    return when.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds")
 
 
 def _with_gaps(points: list[tuple[str, datetime, float | None]], step_s: float | None):
@@ -98,8 +104,8 @@ def timeseries_figure(
     slugs = sorted(by_region, key=lambda s: (by_region[s][0].get("region_name") or s, s))
     labels = row_labels([(s, by_region[s][0].get("region_name")) for s in slugs])
     fig = go.Figure()
-    if not slugs:
-        return no_data(fig, _("No values of this metric in this window."))
+    if all(series_value(row, pname) is None for row in rows):
+        return no_data(fig, _("No %(percentile)s values of this metric in this window.") % {"percentile": pname})
     size = _step(rows, step)
     if lines and len(slugs) <= MAX_LINES:
         return _lines(fig, by_region, slugs, labels, metric, pname, size)
@@ -116,7 +122,7 @@ def _lines(fig, by_region, slugs, labels, metric, pname, size) -> go.Figure:
     step_s = size.total_seconds() if size else None
     for slug, label, color in zip(slugs, labels, OKABE_ITO, strict=False):
         series = sorted(by_region[slug], key=lambda r: r["bucket_start"])
-        points = [(series_time(r).isoformat(), r["bucket_start"], series_value(r, pname)) for r in series]
+        points = [(plotly_time(series_time(r)), r["bucket_start"], series_value(r, pname)) for r in series]
         xs, ys = _with_gaps(points, step_s)
         fig.add_trace(
             go.Scatter(
@@ -184,7 +190,7 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
     fig.add_trace(
         go.Heatmap(
             z=z,
-            x=[e.isoformat() for e in edges],
+            x=[plotly_time(e) for e in edges],
             y=labels,
             customdata=custom,
             colorscale="Viridis",
