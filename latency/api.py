@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from datetime import date, datetime
 from decimal import Decimal
-from functools import wraps
+from functools import partial, wraps
 
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 
 from latency import charts
 from latency.access import dashboard_api
+from latency.charts.distribution import histogram_figure
+from latency.charts.over_time import timeseries_figure, wants_lines
 from latency.forms import DashboardFilterForm
 from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message
 from probes import readings
@@ -56,17 +58,19 @@ def respond(payload: dict, status: int = 200) -> JsonResponse:
     return response
 
 
-def chart_endpoint(build):
-    """Parse the filters once, answer 400 on a bad one, else build(filters)."""
+def chart_endpoint(build, *, with_form: bool = False):
+    """Parse the filters once, answer 400 on a bad one, else build(filters)
+    (with_form: build(filters, form), for a chart with options of its own)."""
 
     @dashboard_api
     @wraps(build)
     def view(request: HttpRequest):
+        form = DashboardFilterForm(request.GET, now=timezone.now())
         try:
-            f = DashboardFilterForm(request.GET, now=timezone.now()).result()
+            f = form.result()
         except BadParameter as exc:
             return respond({"error": str(exc), "param": exc.param}, status=400)
-        return respond(build(f))
+        return respond(build(f, form) if with_form else build(f))
 
     return view
 
@@ -103,13 +107,19 @@ def overview(f: Selection) -> dict:
 @chart_endpoint
 def histograms(f: Selection) -> dict:
     hists, rows = readings.distribution_rows(f)
-    return {"figure": charts.figure_json(charts.histogram_figure(hists, f.metric)), "rows": rows}
+    names = dict(Region.objects.filter(slug__in=list(hists)).values_list("slug", "name"))
+    figure = histogram_figure(hists, f.metric, f.percentile, names=names)
+    return {"figure": charts.figure_json(figure), "rows": rows}
 
 
-@chart_endpoint
-def timeseries(f: Selection) -> dict:
+@partial(chart_endpoint, with_form=True)
+def timeseries(f: Selection, form: DashboardFilterForm) -> dict:
     rows = readings.series(f)
-    return {"figure": charts.figure_json(charts.timeseries_figure(rows, f.metric)), "rows": rows}
+    lines = wants_lines(form.cleaned_data.get("over_time"), len(f.region_ids))
+    figure = timeseries_figure(
+        rows, f.metric, f.percentile, lines=lines, step=readings.bucket_size(f), window=(f.since, f.until)
+    )
+    return {"figure": charts.figure_json(figure), "rows": rows, "lines": lines}
 
 
 @chart_endpoint

@@ -28,6 +28,7 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 from django.utils.functional import cached_property
 
+from latency.charts.over_time import OVER_TIME_FORMS
 from probes.engine.result import OUTCOMES
 from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
 from probes.models import Probe, Region, Target
@@ -195,7 +196,9 @@ class ParamsForm(forms.Form):
 class DashboardFilterForm(ParamsForm):
     """The dashboard's filters (pages and /api/*): target (ids, repeatable,
     or "all"), region (slugs, repeatable, or "all"), window (a preset, or
-    custom with since and optional until), percentile, metric."""
+    custom with since and optional until), percentile, metric; and how the
+    time series is drawn (over_time: heatmap or lines; absent, the chart
+    decides from the number of regions chosen)."""
 
     target = Ids(Target, allow_all=True)
     region = RegionSlugs(allow_all=True)
@@ -204,6 +207,7 @@ class DashboardFilterForm(ParamsForm):
     window = Once(choices=WINDOW_CHOICES)
     percentile = Once(choices=PERCENTILES, default=DEFAULT_PERCENTILE)
     metric = Once(choices=METRIC_CHOICES, default=DEFAULT_METRIC)
+    over_time = Once(choices=OVER_TIME_FORMS)
 
     def clean(self):
         data = super().clean()
@@ -275,6 +279,7 @@ class DashboardFilterForm(ParamsForm):
             "until": last("until", ""),
             "percentile": data["percentile"] if valid else last("percentile", DEFAULT_PERCENTILE),
             "metric": data["metric"] if valid else last("metric", DEFAULT_METRIC),
+            "over_time": (data.get("over_time") or "") if valid else last("over_time", ""),
         }
 
     def query_without(self, *names: str) -> str:

@@ -73,6 +73,9 @@
   }
 
   form.addEventListener("change", apply);
+  // A chart's own options sit beside it but belong to the form (form="filters"),
+  // where a change event bubbling up the page never reaches the form.
+  for (const el of document.querySelectorAll('[form="filters"]')) el.addEventListener("change", apply);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     apply();

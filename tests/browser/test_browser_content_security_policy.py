@@ -32,7 +32,8 @@ document.addEventListener('securitypolicyviolation', (e) => {
 """
 CHARTS_DRAWN_JS = """() => ['map', 'histograms', 'timeseries', 'phases'].every((id) => {
   const el = document.getElementById(id);
-  return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace').length > 0;
+  // A heatmap is drawn as an image in a .hm group, every other trace in a .trace group.
+  return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace, .hm image').length > 0;
 })"""
 MAP_LINKS_JS = """() => Array.from(document.querySelectorAll('#map a')).map(
   (a) => a.getAttribute('href') || a.getAttribute('xlink:href')

@@ -152,6 +152,31 @@ def test_timeseries_rows_carry_iso_times(client, viewer, world):
     assert sum(row["samples"] for row in body["rows"]) == 30
 
 
+def test_timeseries_is_a_heatmap_unless_lines_are_asked_for_or_few_regions_chosen(client, viewer, world):
+    heat = get_json(client, "/api/timeseries?window=1h&percentile=p95")
+    assert not heat["lines"] and [t["type"] for t in heat["figure"]["data"]] == ["heatmap"]
+    assert heat["figure"]["data"][0]["y"] == ["Lima", "Tokyo"]
+    chosen = get_json(client, "/api/timeseries?window=1h&region=api-lima&region=api-tokyo")
+    assert chosen["lines"] and [t["name"] for t in chosen["figure"]["data"]] == ["Lima", "Tokyo"]
+    asked = get_json(client, "/api/timeseries?window=1h&over_time=lines")
+    assert asked["lines"] and len(asked["figure"]["data"]) == 2
+    kept = get_json(client, "/api/timeseries?window=1h&region=api-lima&over_time=heatmap")
+    assert not kept["lines"] and kept["figure"]["data"][0]["type"] == "heatmap"
+
+
+def test_over_time_must_be_heatmap_or_lines(client, viewer, world):
+    response = client.get("/api/timeseries", {"over_time": "pie"})
+    assert response.status_code == 400
+    assert response.json() == {"error": "over_time must be one of heatmap, lines", "param": "over_time"}
+
+
+def test_histograms_name_their_rows_by_region_name(client, viewer, world):
+    body = get_json(client, "/api/histograms?window=1h&percentile=p90")
+    box, mark = body["figure"]["data"]
+    assert box["y"] == ["Tokyo", "Lima"]  # Tokyo is faster
+    assert mark["name"] == "p90 (selected percentile)"
+
+
 def test_phases_return_the_stacked_segments_per_region(client, viewer, world):
     body = get_json(client, "/api/phases?region=api-tokyo")
     assert [row["region"] for row in body["rows"]] == ["api-tokyo"]

@@ -10,6 +10,8 @@ import random
 from datetime import UTC, datetime
 
 from latency import charts
+from latency.charts.distribution import histogram_figure
+from latency.charts.over_time import timeseries_figure
 from probes.histogram import histogram_of
 
 LINK = '<a href="https://evil.example/phish">click me</a>'
@@ -84,7 +86,8 @@ def test_time_series_phase_and_histogram_names_are_escaped():
     rows = [
         {"bucket_start": start, "region": "r1", "region_name": LINK, "p50": 1.0, "p95": 2.0, "samples": 1, "mean": None}
     ]
-    assert_text_only(charts.timeseries_figure(rows, "ttft"))
+    assert_text_only(timeseries_figure(rows, "ttft"))
+    assert_text_only(timeseries_figure(rows, "ttft", lines=True))
     phases = [
         {
             "region": "r1",
@@ -97,5 +100,6 @@ def test_time_series_phase_and_histogram_names_are_escaped():
     assert_text_only(charts.phases_figure(phases))
     rng = random.Random(3)
     hist = histogram_of(rng.lognormvariate(math.log(300), 0.4) for _ in range(50))
-    fig = charts.histogram_figure({LINK: hist}, "ttft")
-    assert_text_only(fig)
+    assert_text_only(histogram_figure({"r1": hist}, "ttft", 0.9, names={"r1": LINK}))
+    # A region without a name is shown by its slug, escaped the same way.
+    assert_text_only(histogram_figure({LINK: hist}, "ttft"))

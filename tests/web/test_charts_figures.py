@@ -4,8 +4,6 @@ carry the physics, and figures that travel as plain JSON."""
 from __future__ import annotations
 
 import json
-import math
-import random
 from datetime import UTC, datetime, timedelta
 
 import plotly.graph_objects as go
@@ -13,10 +11,12 @@ import plotly.io as pio
 import pytest
 
 from latency import charts
+from latency.charts.distribution import histogram_figure
+from latency.charts.over_time import timeseries_figure
 from latency.forms import dashboard_filters
 from probes import readings
 from probes.geo import great_circle_km, path_floor_ms
-from probes.histogram import Histogram, histogram_of
+from probes.histogram import histogram_of
 from probes.models import Measurement
 
 TARGET = {"id": 1, "name": "gpt", "location_name": "AWS us-east-1, Ashburn", "lat": 39.04, "lon": -77.49}
@@ -147,29 +147,6 @@ def test_a_great_circle_between_two_points_on_the_equator_runs_along_it():
 # Distributions, series and phases -----------------------------------------------------
 
 
-def test_the_histogram_figure_overlays_one_bar_trace_per_region_on_a_log_axis():
-    rng = random.Random(1)
-    hists = {
-        "lagos": histogram_of(rng.lognormvariate(math.log(400), 0.5) for _ in range(500)),
-        "london": histogram_of(rng.lognormvariate(math.log(120), 0.3) for _ in range(200)),
-        "empty": Histogram(),
-    }
-    fig = charts.histogram_figure(hists, "ttft")
-    assert [t.name for t in fig.data] == ["lagos", "london"]
-    assert all(t.type == "bar" for t in fig.data)
-    assert fig.layout.barmode == "overlay" and fig.layout.xaxis.type == "log"
-    for trace, hist in zip(fig.data, hists.values()):
-        assert sum(trace.y) == pytest.approx(1.0)
-        # Bars sit at increasing, log-spaced centres around the data.
-        xs = list(trace.x)
-        assert xs == sorted(xs)
-        ratios = {round(b / a, 6) for a, b in zip(xs, xs[1:])}
-        assert min(ratios) == pytest.approx(1.02**charts.DISPLAY_GROUP, rel=1e-6)
-        assert xs[0] <= hist.percentile(0.01) and xs[-1] >= hist.percentile(0.99) / 1.25
-    counts = charts.histogram_figure(hists, "ttft", share=False)
-    assert sum(counts.data[0].y) == 500
-
-
 def series_rows():
     start = datetime(2026, 3, 1, tzinfo=UTC)
     rows = []
@@ -189,28 +166,6 @@ def series_rows():
                 }
             )
     return rows
-
-
-def test_the_time_series_figure_pairs_a_solid_p50_with_a_dashed_p95_per_region():
-    fig = charts.timeseries_figure(series_rows(), "ttft")
-    assert [t.name for t in fig.data] == ["Lagos p50", "Lagos p95", "London p50", "London p95"]
-    for p50, p95 in (fig.data[0:2], fig.data[2:4]):
-        assert p50.line.dash == "solid" and p95.line.dash == "dash"
-        assert p50.line.color == p95.line.color
-        assert p50.legendgroup == p95.legendgroup
-        assert p50.showlegend and not p95.showlegend
-    assert fig.data[0].line.color != fig.data[2].line.color
-    # The missing bucket breaks London's line rather than bridging it.
-    assert None in fig.data[2].y and None not in fig.data[0].y
-    assert fig.data[0].x[0] == "2026-03-01T00:00:00+00:00"
-
-
-def test_tokens_per_second_over_a_long_window_is_drawn_as_its_mean():
-    rows = [{**row, "p50": None, "p95": None, "mean": 42.0} for row in series_rows() if row["region"] == "lagos"]
-    fig = charts.timeseries_figure(rows, "tokens_per_s")
-    assert [t.name for t in fig.data] == ["Lagos mean"]
-    assert set(fig.data[0].y) == {42.0}
-    assert fig.layout.yaxis.title.text == "tokens/s (tok/s)"
 
 
 def test_the_phases_figure_stacks_six_segments_per_region_in_fixed_colours():
@@ -246,8 +201,9 @@ def test_figure_json_is_plain_json_even_with_missing_values(summary):
     summary[1]["value"] = float("nan")
     figures = [
         charts.world_map(summary, TARGET, "ttft", "p50"),
-        charts.histogram_figure({"lagos": histogram_of([1.0, 2.0, 300.0])}, "ttft"),
-        charts.timeseries_figure(series_rows(), "ttft"),
+        histogram_figure({"lagos": histogram_of([1.0, 2.0, 300.0])}, "ttft"),
+        timeseries_figure(series_rows(), "ttft"),
+        timeseries_figure(series_rows(), "ttft", lines=True),
         charts.phases_figure([]),
     ]
     for fig in figures:
@@ -303,8 +259,9 @@ def test_figures_built_from_real_query_rows_serialise(make_region, make_target, 
         assert f"latency tax: {charts._fmt(row['tax_ms'])}" in text
     for figure in (
         fig,
-        charts.histogram_figure(readings.distribution(f), f.metric),
-        charts.timeseries_figure(readings.series(f), f.metric),
+        histogram_figure(readings.distribution(f), f.metric, f.percentile),
+        timeseries_figure(readings.series(f), f.metric, f.percentile, step=readings.bucket_size(f)),
+        timeseries_figure(readings.series(f), f.metric, f.percentile, lines=True),
         charts.phases_figure(readings.phases(f)),
     ):
         json.dumps(charts.figure_json(figure), allow_nan=False)

@@ -164,7 +164,10 @@ def test_the_live_feed_form_refuses_anything_but_one_target_id(text):
 
 def test_a_bound_form_keeps_what_was_typed_when_it_is_refused(known):
     form = DashboardFilterForm(
-        query("window=custom&since=garbage&until=&percentile=p95&metric=ttfb&region=form-far&target=12x"), now=NOW
+        query(
+            "window=custom&since=garbage&until=&percentile=p95&metric=ttfb&region=form-far&target=12x&over_time=lines"
+        ),
+        now=NOW,
     )
     assert not form.is_valid()
     assert form.selected == {
@@ -175,6 +178,7 @@ def test_a_bound_form_keeps_what_was_typed_when_it_is_refused(known):
         "until": "",
         "percentile": "p95",
         "metric": "ttfb",
+        "over_time": "lines",
     }
 
 

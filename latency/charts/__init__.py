@@ -1,6 +1,10 @@
 """Plotly figures from the rows of probes.readings: plain functions, no ORM,
 no HTTP. Every value put into a figure is a plain Python number or string
 (times as ISO 8601), so fig.to_plotly_json() is JSON as it stands.
+
+Here: the shared helpers, the map and the phases. The distribution
+(latency.charts.distribution) and the time series
+(latency.charts.over_time) have modules of their own.
 """
 
 from __future__ import annotations
@@ -9,34 +13,23 @@ import html
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
-from itertools import pairwise
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
 from probes import metrics
-from probes.histogram import BUCKETS, Histogram, bucket_bounds
 
 METRIC_LABELS = {m.name: m.short for m in metrics.METRICS}
 PERCENTILE_LABELS = {0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99"}
 # System fonts only: the dashboard loads nothing from third parties.
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif", "size": 12}
 TEMPLATE = "plotly_white"
-# Qualitative, distinguishable on white; regions beyond its length reuse colours.
-PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
-)  # fmt: skip
 NO_DATA_COLOR = "#b0b0b0"
 ERROR_OUTLINE = "rgba(214, 39, 40, 0.9)"
 PATH_COLOR = "rgba(60, 90, 150, 0.45)"
 TARGET_COLOR = "#f2b705"
 MARKER_MIN, MARKER_MAX = 8, 24
 PATH_POINTS = 48
-# Fine histogram buckets are 2% wide: far too thin to see as bars. Ten of
-# them make one drawn bar (about 22% wide, ~12 per decade).
-DISPLAY_GROUP = 10
 SEGMENT_COLORS = {
     "dns": "#9ecae1",
     "connect": "#4292c6",
@@ -83,12 +76,6 @@ def percentile_name(percentile: float | str) -> str:
     if isinstance(percentile, str):
         return percentile
     return PERCENTILE_LABELS.get(percentile, f"p{percentile * 100:g}")
-
-
-def region_colors(slugs: Iterable[str]) -> dict[str, str]:
-    """A colour per region slug, by sorted slug: pass the same mapping to
-    several figures to keep a region's colour the same in each."""
-    return {slug: PALETTE[i % len(PALETTE)] for i, slug in enumerate(sorted(set(slugs)))}
 
 
 def _layout(**extra) -> dict:
@@ -314,127 +301,35 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
     return fig
 
 
-# Distributions -------------------------------------------------------------------
+# Rows of regions (the distribution and the time series) --------------------------
+
+# Metrics where a larger number is the better one.
+HIGHER_IS_BETTER = frozenset({"tokens_per_s"})
 
 
-def _display_bins(hist: Histogram) -> list[tuple[float, float, int]]:
-    """(centre, width, count) of the drawn bars, from the sparse buckets."""
-    grouped: dict[int, int] = defaultdict(int)
-    for key, count in hist.to_sparse().items():
-        index = int(key)
-        grouped[max(0, index - 1) // DISPLAY_GROUP] += count
-    bins = []
-    for group in sorted(grouped):
-        first = 1 + group * DISPLAY_GROUP
-        last = min(first + DISPLAY_GROUP - 1, BUCKETS - 1)
-        lower, upper = bucket_bounds(first)[0], bucket_bounds(last)[1]
-        # The geometric centre, where the bar sits in the middle on a log axis.
-        bins.append((math.sqrt(lower * upper), upper - lower, grouped[group]))
-    return bins
+def percentile_q(percentile: float | str) -> float:
+    return metrics.PERCENTILES[percentile] if isinstance(percentile, str) else float(percentile)
 
 
-def histogram_figure(
-    hists: dict[str, Histogram], metric: str, *, share: bool = True, colors: dict[str, str] | None = None
-) -> go.Figure:
-    """One overlaid bar trace per region: the distribution of the metric on
-    a log axis, as the share of the region's samples (share=False: counts).
-    hists: probes.readings.distribution (region slug to Histogram)."""
-    colors = colors or region_colors(hists)
-    fig = go.Figure()
-    for slug, hist in hists.items():
-        if not hist.count:
-            continue
-        bins = _display_bins(hist)
-        ys = [c / hist.count if share else c for _, _, c in bins]
-        fig.add_trace(
-            go.Bar(
-                x=[b[0] for b in bins],
-                y=ys,
-                width=[b[1] for b in bins],
-                name=label_text(slug),
-                marker={"color": colors.get(slug, PALETTE[0]), "line": {"width": 0}},
-                opacity=0.55,
-                hovertemplate=(
-                    f"%{{fullData.name}}<br>~%{{x:.1f}} {unit(metric)}<br>"
-                    + ("%{y:.1%} of samples" if share else "%{y} samples")
-                    + "<extra></extra>"
-                ),
-            )
-        )
+def row_labels(rows: list[tuple[str, str | None]]) -> list[str]:
+    """Escaped display names for (slug, name) pairs, one per row. Names are
+    not unique (two regions may both be "Frankfurt"), and a categorical
+    axis would fold equal labels into one row, so a repeated name carries
+    its slug."""
+    counts: dict[str, int] = defaultdict(int)
+    for slug, name in rows:
+        counts[name or slug] += 1
+    return [
+        label_text(name or slug) + (f" ({label_text(slug)})" if counts[name or slug] > 1 else "") for slug, name in rows
+    ]
+
+
+def no_data(fig: go.Figure, text: str) -> go.Figure:
     fig.update_layout(
         **_layout(),
-        barmode="overlay",
-        bargap=0,
-        xaxis={"type": "log", "title": {"text": axis_title(metric)}},
-        yaxis={"title": {"text": "share of samples" if share else "samples"}, "tickformat": ".0%" if share else ""},
-        legend={"title": {"text": "region"}},
-    )
-    return fig
-
-
-# Over time -----------------------------------------------------------------------
-
-
-def _with_gaps(points: list[tuple[str, object, float | None]], step_s: float | None):
-    """Lines break where buckets are missing instead of bridging them."""
-    xs, ys = [], []
-    previous = None
-    for when, stamp, y in points:
-        if previous is not None and step_s and (stamp - previous).total_seconds() > step_s * 1.5:
-            xs.append(None)
-            ys.append(None)
-        xs.append(when)
-        ys.append(y)
-        previous = stamp
-    return xs, ys
-
-
-def timeseries_figure(rows: list[dict], metric: str, *, colors: dict[str, str] | None = None) -> go.Figure:
-    """Per region a solid p50 line and a dashed p95 line in the same colour,
-    grouped in the legend. For tokens_per_s over long windows (rows carry a
-    mean but no percentiles) one solid mean line per region instead.
-    rows: probes.readings.series."""
-    by_region: dict[str, list[dict]] = defaultdict(list)
-    for row in rows:
-        by_region[row["region"]].append(row)
-    colors = colors or region_colors(by_region)
-    steps = []
-    for series in by_region.values():
-        stamps = sorted(r["bucket_start"] for r in series)
-        steps += [(b - a).total_seconds() for a, b in pairwise(stamps) if b > a]
-    step_s = min(steps) if steps else None
-    u = unit(metric)
-    fig = go.Figure()
-    for slug in sorted(by_region, key=lambda s: (by_region[s][0].get("region_name") or s, s)):
-        series = sorted(by_region[slug], key=lambda r: r["bucket_start"])
-        name = label_text(series[0].get("region_name") or slug)
-        color = colors.get(slug, PALETTE[0])
-        lines = [("p50", "solid"), ("p95", "dash")]
-        if all(r.get("p50") is None for r in series) and any(r.get("mean") is not None for r in series):
-            lines = [("mean", "solid")]
-        for i, (key, dash) in enumerate(lines):
-            points = [(r["bucket_start"].isoformat(), r["bucket_start"], r.get(key)) for r in series]
-            xs, ys = _with_gaps(points, step_s)
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    mode="lines+markers" if len(series) == 1 else "lines",
-                    name=f"{name} {key}",
-                    legendgroup=slug,
-                    showlegend=i == 0,
-                    line={"color": color, "dash": dash, "width": 2 if dash == "solid" else 1.5},
-                    connectgaps=False,
-                    hovertemplate=f"%{{fullData.name}}: %{{y:.1f}} {u}<extra></extra>",
-                    meta={"region": slug, "stat": key},
-                )
-            )
-    fig.update_layout(
-        **_layout(),
-        hovermode="x unified",
-        xaxis={"type": "date", "title": {"text": "time (UTC)"}},
-        yaxis={"title": {"text": axis_title(metric)}, "rangemode": "tozero"},
-        legend={"title": {"text": "solid p50, dashed p95"}},
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        annotations=[{"text": text, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5}],
     )
     return fig
 

@@ -1,0 +1,225 @@
+"""The time-series chart: a region x time heatmap, or a line per region."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+
+import plotly.graph_objects as go
+from django.utils.translation import gettext as _
+
+from latency.charts import (
+    _fmt,
+    _layout,
+    axis_title,
+    metric_label,
+    no_data,
+    percentile_name,
+    row_labels,
+    unit,
+)
+
+# Okabe & Ito's eight colours, told apart also with colour-blindness: lines
+# are drawn for at most this many regions, so no two share a colour.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+MAX_LINES = len(OKABE_ITO)
+OVER_TIME_FORMS = ("heatmap", "lines")
+HEATMAP_ROW_PX = 24
+
+
+def wants_lines(choice: str | None, selected_regions: int) -> bool:
+    """Lines when asked for, or by default when the reader has chosen at
+    most MAX_LINES regions; otherwise the heatmap, which reads at any count."""
+    if choice in OVER_TIME_FORMS:
+        return choice == "lines"
+    return 1 <= selected_regions <= MAX_LINES
+
+
+def series_value(row: dict, pname: str):
+    """The chosen percentile of a series row: its `value`; from a reader
+    that gives p50 and p95 only, the column of that name (else None)."""
+    if "value" in row:
+        return row["value"]
+    return row.get(pname) if pname in ("p50", "p95") else None
+
+
+def series_time(row: dict) -> datetime:
+    """Where a row's point belongs: the time its samples were taken (`at`),
+    else its bucket's start."""
+    return row.get("at") or row["bucket_start"]
+
+
+def plotly_time(when: datetime) -> str:
+    """A UTC time as Plotly's date axis reads it: no offset and at most
+    milliseconds (plotly.js reads "+00:00" or microseconds as no date)."""
+    return when.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds")
+
+
+def _with_gaps(points: list[tuple[str, datetime, float | None]], step_s: float | None):
+    """Lines break where buckets are missing instead of bridging them."""
+    xs: list[str | None] = []
+    ys: list[float | None] = []
+    previous = None
+    for when, stamp, y in points:
+        if previous is not None and step_s and (stamp - previous).total_seconds() > step_s * 1.5:
+            xs.append(None)
+            ys.append(None)
+        xs.append(when)
+        ys.append(y)
+        previous = stamp
+    return xs, ys
+
+
+def _step(rows: list[dict], step: timedelta | None) -> timedelta | None:
+    if step:
+        return step
+    stamps = sorted({r["bucket_start"] for r in rows})
+    gaps = [b - a for a, b in pairwise(stamps)]
+    return min(gaps) if gaps else None
+
+
+def timeseries_figure(
+    rows: list[dict],
+    metric: str,
+    percentile: float | str = 0.5,
+    *,
+    lines: bool = False,
+    step: timedelta | None = None,
+    window: tuple[datetime, datetime] | None = None,
+) -> go.Figure:
+    """The chosen percentile of the metric per region over time: a region x
+    time heatmap (rows by name, a cell per time bucket, empty where a bucket
+    has no data), or with lines=True and at most MAX_LINES regions one line
+    per region in the Okabe-Ito colours. lines=True with more regions draws
+    the heatmap and says why.
+
+    rows: probes.readings.series. step: its bucket size
+    (probes.readings.bucket_size); window: (since, until), where the first
+    and last cells are cut off."""
+    pname = percentile_name(percentile)
+    by_region: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_region[row["region"]].append(row)
+    slugs = sorted(by_region, key=lambda s: (by_region[s][0].get("region_name") or s, s))
+    labels = row_labels([(s, by_region[s][0].get("region_name")) for s in slugs])
+    fig = go.Figure()
+    if all(series_value(row, pname) is None for row in rows):
+        return no_data(fig, _("No %(percentile)s values of this metric in this window.") % {"percentile": pname})
+    size = _step(rows, step)
+    if lines and len(slugs) <= MAX_LINES:
+        return _lines(fig, by_region, slugs, labels, metric, pname, size)
+    note = None
+    if lines:
+        note = _("Lines show at most %(count)d regions; choose up to %(count)d in the region filter.") % {
+            "count": MAX_LINES
+        }
+    return _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note)
+
+
+def _lines(fig, by_region, slugs, labels, metric, pname, size) -> go.Figure:
+    u = unit(metric)
+    step_s = size.total_seconds() if size else None
+    for slug, label, color in zip(slugs, labels, OKABE_ITO, strict=False):
+        series = sorted(by_region[slug], key=lambda r: r["bucket_start"])
+        points = [(plotly_time(series_time(r)), r["bucket_start"], series_value(r, pname)) for r in series]
+        xs, ys = _with_gaps(points, step_s)
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines+markers",
+                marker={"size": 5},
+                name=label,
+                line={"color": color, "width": 2},
+                connectgaps=False,
+                hovertemplate=f"%{{fullData.name}}: %{{y:.1f}} {u}<extra></extra>",
+                meta={"region": slug, "stat": pname},
+            )
+        )
+    fig.update_layout(
+        **_layout(),
+        hovermode="x unified",
+        xaxis={"type": "date", "title": {"text": _("time (UTC)")}},
+        yaxis={"title": {"text": f"{pname} {axis_title(metric)}"}, "rangemode": "tozero"},
+        legend={"title": {"text": _("%(percentile)s per region") % {"percentile": pname}}},
+    )
+    return fig
+
+
+def _span_text(start: datetime, end: datetime) -> str:
+    if end - start >= timedelta(days=1) and start.hour == 0 and start.minute == 0:
+        return f"{start:%Y-%m-%d} – {end:%Y-%m-%d} UTC"
+    if start.date() == end.date():
+        return f"{start:%Y-%m-%d %H:%M}–{end:%H:%M} UTC"
+    return f"{start:%Y-%m-%d %H:%M} – {end:%Y-%m-%d %H:%M} UTC"
+
+
+def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -> go.Figure:
+    u = unit(metric)
+    suffix = f" {u}"
+    starts = sorted({r["bucket_start"] for series in by_region.values() for r in series})
+    columns = list(starts)
+    if size:
+        # Every bucket of the span is a column, so a time without data is an empty one.
+        columns, when = [], starts[0]
+        while when <= starts[-1]:
+            columns.append(when)
+            when += size
+        columns = sorted(set(columns) | set(starts))
+    ends = [*columns[1:], columns[-1] + (size or timedelta(hours=1))]
+    edges = [*columns, ends[-1]]
+    if window is not None:
+        edges[0] = max(edges[0], window[0])
+        edges[-1] = min(edges[-1], window[1])
+    index = {start: i for i, start in enumerate(columns)}
+    z: list[list[float | None]] = []
+    custom: list[list[list]] = []
+    for slug in slugs:
+        values: list[float | None] = [None] * len(columns)
+        cells: list[list] = [["", "", ""] for _ in columns]
+        for row in by_region[slug]:
+            i = index[row["bucket_start"]]
+            value = series_value(row, pname)
+            values[i] = value
+            cells[i] = [_span_text(edges[i], edges[i + 1]), _fmt(value, suffix), row.get("samples", 0)]
+        z.append(values)
+        custom.append(cells)
+    present = [v for row in z for v in row if v is not None]
+    title = f"{pname} {metric_label(metric)} ({u})"
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            x=[plotly_time(e) for e in edges],
+            y=labels,
+            customdata=custom,
+            colorscale="Viridis",
+            zmin=min(present) if present else None,
+            zmax=max(present) if present else None,
+            colorbar={"title": {"text": title, "side": "right"}, "thickness": 12},
+            hoverongaps=False,
+            xgap=1,
+            ygap=1,
+            hovertemplate=(
+                "<b>%{y}</b><br>%{customdata[0]}<br>"
+                + f"{pname} {metric_label(metric)}: %{{customdata[1]}}<br>"
+                + _("samples")
+                + ": %{customdata[2]}<extra></extra>"
+            ),
+            meta={"role": "heatmap", "stat": pname},
+        )
+    )
+    annotations = []
+    if note:
+        annotations.append(
+            {"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0, "y": 1.0,
+             "xanchor": "left", "yanchor": "bottom"}
+        )  # fmt: skip
+    fig.update_layout(
+        **_layout(margin={"l": 10, "r": 10, "t": 40 if note else 20, "b": 50}),
+        height=max(260, 110 + HEATMAP_ROW_PX * len(slugs)),
+        xaxis={"type": "date", "title": {"text": _("time (UTC)")}},
+        yaxis={"type": "category", "autorange": "reversed", "automargin": True},
+        annotations=annotations,
+    )
+    return fig
