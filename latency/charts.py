@@ -321,7 +321,18 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                     "colorscale": colorscale(metric),
                     "cmin": min(r["value"] for r in with_data),
                     "cmax": max(r["value"] for r in with_data),
-                    "colorbar": {"title": {"text": f"{pname} {label} ({u})"}, "thickness": 12, "len": 0.8},
+                    # Under the map, not beside it: the map keeps the card's whole
+                    # width, on a phone too.
+                    "colorbar": {
+                        "title": {"text": f"{pname} {label} ({u})", "side": "top"},
+                        "orientation": "h",
+                        "x": 0.5,
+                        "xanchor": "center",
+                        "y": 0,
+                        "yanchor": "top",
+                        "len": 0.5,
+                        "thickness": 10,
+                    },
                     "line": {
                         "width": [_outline_width(r.get("error_rate")) for r in with_data],
                         "color": [_outline_color(r.get("error_rate")) for r in with_data],
@@ -342,9 +353,6 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
         showlegend=False,
         geo={
             "projection": {"type": "natural earth"},
-            # The world minus Antarctica, whose band would only push the
-            # inhabited map down and away from the card's heading.
-            "lataxis": {"range": [-58, 84]},
             "showland": True,
             "landcolor": "#eef0f2",
             "showcountries": True,

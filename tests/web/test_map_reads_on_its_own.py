@@ -65,11 +65,11 @@ def test_the_error_ring_is_thin_for_any_error_and_thickest_from_half_failing():
     assert charts._outline_color(0.0) != charts.ERROR_OUTLINE == charts._outline_color(0.01)
 
 
-def test_the_map_has_no_top_margin_and_leaves_antarctica_out():
+def test_the_map_has_no_top_margin_and_its_colour_scale_lies_under_it_leaving_it_the_whole_width():
     fig = charts.world_map([ASHBURN, LAGOS], TARGET, "ttft", "p50")
     assert fig.layout.margin.t == 0
-    low, high = fig.layout.geo.lataxis.range
-    assert -60 <= low < -50 and high > 80
+    bar = role(fig, "regions")[0].marker.colorbar
+    assert bar.orientation == "h" and bar.yanchor == "top" and bar.y <= 0
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_the_overview_shows_a_legend_for_every_mark_of_the_map(signed_in, make_r
     assert legend, "no legend under the map"
     entries = [re.sub(r"<[^>]+>", "", item).strip() for item in re.findall(r"<li>(.*?)</li>", legend.group(0), re.S)]
     assert entries == [
-        "Colour: the chosen percentile of the metric, lighter is better (scale at the right)",
+        "Colour: the chosen percentile of the metric, lighter is better (scale under the map)",
         "Size: samples in the window",
         "Red ring: errors (thin: any, thick: 50 % or more)",
         "Grey: no data in this window",
