@@ -2,8 +2,9 @@
 numbers from probes.readings.
 
 Every chart endpoint answers {"figure": <Plotly figure dict or null>,
-"rows": [...]} so the page draws the figure and can show the numbers behind
-it; a bad parameter is a 400 naming it, never a guess. The parameters are
+"rows": [...], "no_data": "<why there is nothing to draw>" or ""} so the
+page draws the figure (or says why it has none) and can show the numbers
+behind it; a bad parameter is a 400 naming it, never a guess. The parameters are
 the pages' own form (latency.forms.DashboardFilterForm), and so is the access
 rule (latency.access), answered in JSON.
 """
@@ -23,7 +24,7 @@ from latency.access import dashboard_api
 from latency.charts.distribution import histogram_figure
 from latency.charts.over_time import timeseries_figure, wants_lines
 from latency.forms import DashboardFilterForm
-from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message
+from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message, no_data_message, table_columns
 from probes import readings
 from probes.models import Region, Target
 from probes.readings.selection import UNITS, BadParameter, Selection
@@ -76,7 +77,8 @@ def chart_endpoint(build, *, with_form: bool = False):
 
 
 def _map_target(f: Selection) -> dict | None:
-    """The one selected target's location for the map, when it has one."""
+    """The one selected target and its location (None when it has none) for
+    the map; None unless exactly one target is selected."""
     if len(f.target_ids or ()) != 1:
         return None
     target = Target.objects.filter(id=f.target_ids[0]).first()
@@ -91,6 +93,11 @@ def _map_target(f: Selection) -> dict | None:
     }
 
 
+def _has_value(row: dict) -> bool:
+    """A time-series row with a percentile of the metric in it."""
+    return any(row.get(key) is not None for key in ("p50", "p95", "value"))
+
+
 @chart_endpoint
 def overview(f: Selection) -> dict:
     rows = readings.summary(f)
@@ -101,6 +108,7 @@ def overview(f: Selection) -> dict:
         "rows": rows,
         "samples": samples,
         "empty": "" if samples else empty_window_message(f),
+        "no_data": no_data_message(f, has_values=any(row["value"] is not None for row in rows)),
     }
 
 
@@ -109,7 +117,11 @@ def histograms(f: Selection) -> dict:
     hists, rows = readings.distribution_rows(f)
     names = dict(Region.objects.filter(slug__in=list(hists)).values_list("slug", "name"))
     figure = histogram_figure(hists, f.metric, f.percentile, names=names)
-    return {"figure": charts.figure_json(figure), "rows": rows}
+    return {
+        "figure": charts.figure_json(figure),
+        "rows": rows,
+        "no_data": no_data_message(f, has_values=bool(hists)),
+    }
 
 
 @partial(chart_endpoint, with_form=True)
@@ -119,7 +131,12 @@ def timeseries(f: Selection, form: DashboardFilterForm) -> dict:
     figure = timeseries_figure(
         rows, f.metric, f.percentile, lines=lines, step=readings.bucket_size(f), window=(f.since, f.until)
     )
-    return {"figure": charts.figure_json(figure), "rows": rows, "lines": lines}
+    return {
+        "figure": charts.figure_json(figure),
+        "rows": rows,
+        "lines": lines,
+        "no_data": no_data_message(f, has_values=any(_has_value(row) for row in rows)),
+    }
 
 
 @chart_endpoint
@@ -131,7 +148,13 @@ def phases(f: Selection) -> dict:
 @chart_endpoint
 def table(f: Selection) -> dict:
     # A table has no figure; the key stays so every chart endpoint has one shape.
-    return {"figure": None, "rows": readings.table(f)}
+    rows = readings.table(f)
+    return {
+        "figure": None,
+        "rows": rows,
+        "columns": table_columns(f.metric, f.percentile_label),
+        "no_data": no_data_message(f, has_values=any(row["value"] is not None for row in rows)),
+    }
 
 
 @dashboard_api

@@ -15,13 +15,15 @@ from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from latency.access import dashboard_page, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, RegionPageFilterForm
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
+from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, WINDOW_CHOICES, BadParameter, Selection
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
-from probes.readings.selection import WINDOW_CHOICES, BadParameter, Selection
 
 # Display names; the valid values themselves are probes.readings' to decide.
 WINDOW_LABELS = {"15m": "15 min", "1h": "1 h", "24h": "24 h", "7d": "7 days", "30d": "30 days", "custom": "custom"}
@@ -53,6 +55,52 @@ def empty_window_message(f: Selection) -> str:
     )
 
 
+def no_data_message(f: Selection, *, has_values: bool) -> str:
+    """Why a chart of f.metric has nothing to draw, or "" when it has values.
+    One place for every chart endpoint and the page, so they say the same.
+
+    The reason is named when the targets' configuration makes it certain
+    (every selected target is plain http://, so none has a TLS handshake);
+    otherwise the message says only that the window holds no such values."""
+    if has_values:
+        return ""
+    targets = Target.objects.filter(id__in=f.target_ids) if f.target_ids else Target.objects.all()
+    urls = list(targets.values_list("url", flat=True))
+    if f.metric == "tls" and urls and all(url.lower().startswith("http://") for url in urls):
+        return ngettext(
+            "No TLS: this target uses plain HTTP, so there is no TLS handshake to measure.",
+            "No TLS: these targets use plain HTTP, so there is no TLS handshake to measure.",
+            len(urls),
+        )
+    label = METRIC_LABELS.get(f.metric, f.metric)
+    return _("No %(metric)s measurements %(window)s.") % {"metric": label, "window": window_phrase(f)}
+
+
+def table_columns(metric: str, percentile: str) -> list[dict]:
+    """The regions x targets table's columns (key, label, type), units in
+    the labels: the chosen percentile ("value" in readings.table's rows),
+    with p50 beside it when another one is chosen. The page renders them
+    and /api/table sends them, so the script never names a column itself."""
+    if metric not in metrics.BY_NAME:
+        metric = DEFAULT_METRIC
+    if percentile not in PERCENTILES_BY_LABEL:
+        percentile = DEFAULT_PERCENTILE
+    unit = metrics.BY_NAME[metric].unit
+    columns = [
+        {"key": "region", "label": _("Region"), "type": "text"},
+        {"key": "target", "label": _("Target"), "type": "text"},
+        {"key": "model", "label": _("Model"), "type": "text"},
+        {"key": "samples", "label": _("Samples"), "type": "num"},
+        {"key": "error_rate", "label": _("Errors (%)"), "type": "num"},
+    ]
+    shown = ["p50", percentile] if percentile != "p50" else ["p50"]
+    for name in shown:
+        # readings.table's "value" is the chosen percentile; its "p50" the median beside it.
+        key = "value" if name == percentile else "p50"
+        columns.append({"key": key, "label": _("%(name)s (%(unit)s)") % {"name": name, "unit": unit}, "type": "num"})
+    return columns
+
+
 def _dashboard_config(f: Selection | None) -> dict:
     """Everything dashboard.js needs from the server, as one JSON blob."""
     return {
@@ -74,6 +122,8 @@ def _dashboard_config(f: Selection | None) -> dict:
         # What the selector's options mean (probes.metrics): the script takes
         # units from here rather than knowing metric names.
         "metrics": {m.name: {"label": m.label, "short": m.short, "unit": m.unit} for m in metrics.SELECTABLE},
+        # Words the script shows itself; everything else it shows comes with the API's answers.
+        "text": {"all_targets": _("All targets"), "no_rows": _("No measurements in this window.")},
     }
 
 
@@ -103,14 +153,24 @@ def overview(request: HttpRequest) -> HttpResponse:
     form = DashboardFilterForm(request.GET, now=timezone.now())
     f, error = _filters(form)
     no_probes = not Probe.objects.exists()
-    empty_message = ""
-    if f is not None and not no_probes and not any(row["samples"] for row in readings.summary(f)):
-        empty_message = empty_window_message(f)
+    empty_message = no_data = ""
+    if f is not None and not no_probes:
+        rows = readings.summary(f)
+        if not any(row["samples"] for row in rows):
+            empty_message = empty_window_message(f)
+        no_data = no_data_message(f, has_values=any(row["value"] is not None for row in rows))
+    selected = form.selected
+    targets = list(Target.objects.order_by("name"))
+    chosen = [t.name for t in targets if t.id in selected["targets"]]
     context = {
         "no_probes": no_probes,
         "error": error,
         "empty_message": empty_message,
-        "targets": list(Target.objects.order_by("name")),
+        "no_data": no_data,
+        "targets": targets,
+        # The target picker's closed state: what is chosen, by name.
+        "targets_summary": ", ".join(chosen) or _("All targets"),
+        "table_columns": table_columns(selected["metric"], selected["percentile"]),
         "regions": list(Region.objects.filter(active=True).order_by("name")),
         "windows": WINDOWS,
         "percentiles": PERCENTILES,

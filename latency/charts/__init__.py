@@ -16,8 +16,10 @@ from collections import defaultdict
 
 import plotly.graph_objects as go
 import plotly.io as pio
+from django.utils.translation import gettext as _
 
 from probes import metrics
+from probes.geo import great_circle_km
 
 METRIC_LABELS = {m.name: m.short for m in metrics.METRICS}
 PERCENTILE_LABELS = {0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99"}
@@ -26,9 +28,15 @@ FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue
 TEMPLATE = "plotly_white"
 NO_DATA_COLOR = "#b0b0b0"
 ERROR_OUTLINE = "rgba(214, 39, 40, 0.9)"
+# Around a marker without errors: dark enough to outline the scale's light end on the light map.
+CLEAN_OUTLINE = "rgba(60, 70, 85, 0.55)"
 PATH_COLOR = "rgba(60, 90, 150, 0.45)"
 TARGET_COLOR = "#f2b705"
 MARKER_MIN, MARKER_MAX = 8, 24
+# Larger than any marker, so its points show around a region marker drawn on it.
+STAR_SIZE = MARKER_MAX + 12
+# A region this close to the target's hosting location is "in its city".
+SAME_PLACE_KM = 100.0
 PATH_POINTS = 48
 SEGMENT_COLORS = {
     "dns": "#9ecae1",
@@ -134,44 +142,73 @@ def _marker_size(samples: int, most: int) -> float:
 def _outline_width(error_rate: float | None) -> float:
     if not error_rate:
         return 1.0
-    # 1.5 px for any error at all, up to 6 px from a 50% error rate on.
-    return 1.5 + 4.5 * min(error_rate, 0.5) / 0.5
+    # 2 px for any error at all, up to 6 px from a 50% error rate on (the
+    # legend under the map says so).
+    return 2.0 + 4.0 * min(error_rate, 0.5) / 0.5
 
 
-def _region_hover(row: dict, metric: str, pname: str) -> str:
+def _outline_color(error_rate: float | None) -> str:
+    return ERROR_OUTLINE if error_rate else CLEAN_OUTLINE
+
+
+def floor_note(target: dict | None) -> str:
+    """Why the hover has no physical floor, when it has none."""
+    if target is None:
+        return _("choose one target with a known location")
+    return _("unknown: this target has no location set")
+
+
+def _near_target(row: dict, target: dict | None) -> bool:
+    if not target or target.get("lat") is None or target.get("lon") is None:
+        return False
+    return great_circle_km(row["lat"], row["lon"], target["lat"], target["lon"]) <= SAME_PLACE_KM
+
+
+def _region_hover(row: dict, metric: str, pname: str, target: dict | None = None) -> str:
+    """target: the map's target (None unless exactly one is selected; its
+    lat/lon None when it has no location)."""
     u = unit(metric)
     suffix = f" {u}"
     label = metric_label(metric)
     lines = [f"<b>{label_text(row['name'])}</b>"]
     if row.get("city") or row.get("country"):
         lines[0] += f" ({', '.join(label_text(x) for x in (row.get('city'), row.get('country')) if x)})"
-    if row.get("value_kind") == "mean":
-        lines.append(f"mean {label}: {_fmt(row.get('value'), suffix)}")
-    else:
-        lines.append(f"p50 {label}: {_fmt(row.get('p50'), suffix)}")
-        lines.append(f"p95 {label}: {_fmt(row.get('p95'), suffix)}")
-        if pname not in ("p50", "p95"):
-            lines.append(f"{pname} {label}: {_fmt(row.get('value'), suffix)}")
-    lines.append(f"samples: {row.get('samples', 0)}")
-    lines.append(f"error rate: {_percent(row.get('error_rate'))}")
+    lines.append(f"p50 {label}: {_fmt(row.get('p50'), suffix)}")
+    lines.append(f"p95 {label}: {_fmt(row.get('p95'), suffix)}")
+    if pname not in ("p50", "p95"):
+        lines.append(f"{pname} {label}: {_fmt(row.get('value'), suffix)}")
+    lines.append(_("samples: %(count)s") % {"count": row.get("samples", 0)})
+    lines.append(_("error rate: %(rate)s") % {"rate": _percent(row.get("error_rate"))})
     floor = row.get("floor_ms")
     lines.append(
-        "physical floor (fiber, round trip): "
-        + (_fmt(floor) if floor is not None else "n/a (one target with a location)")
+        _("physical floor (fiber, round trip): %(floor)s")
+        % {"floor": _fmt(floor) if floor is not None else floor_note(target)}
     )
-    lines.append(f"measured connect p50: {_fmt(row.get('connect_p50'))}")
-    lines.append(f"latency tax: {_fmt(row.get('tax_ms')) if row.get('tax_ms') is not None else 'n/a'}")
+    lines.append(_("measured connect p50: %(connect)s") % {"connect": _fmt(row.get("connect_p50"))})
+    tax = row.get("tax_ms")
+    lines.append(_("latency tax: %(tax)s") % {"tax": _fmt(tax) if tax is not None else _("n/a")})
+    if _near_target(row, target):
+        # The star sits under this marker: say so where the reader is looking.
+        where = label_text(target.get("location_name") or target.get("name") or "")
+        lines.append(_("the target is hosted here (★ %(where)s)") % {"where": where})
     return "<br>".join(lines)
 
 
 def world_map(regions: list[dict], target: dict | None, metric: str, percentile_label: str | float) -> go.Figure:
-    """Regions as markers coloured by their `value`, sized by samples and
-    outlined in red by error rate; grey where the window has no data. With a
-    target that has a location: a star there and a great-circle path to it
-    from every region with data.
+    """Regions as markers coloured by their `value` (the chosen percentile),
+    sized by samples and ringed in red by error rate; grey where the window
+    has no data. With a target that has a location: a star there and a
+    great-circle path to it from every region with data. The legend is the
+    page's (templates/dashboard/overview.html), under the map.
+
+    Layers, bottom up: paths, the star, grey markers, coloured markers. The
+    star is drawn larger than the largest marker and beneath the markers, so
+    a region in the target's own city stays visible and hoverable on top of
+    it while the star's points still show around it.
 
     regions: probes.readings.summary rows. target: {"name", "location_name",
-    "lat", "lon"} or None. percentile_label: "p50" or 0.5."""
+    "lat", "lon"} when exactly one target is selected (lat/lon None when it
+    has no location), else None. percentile_label: "p50" or 0.5."""
     pname = percentile_name(percentile_label)
     u = unit(metric)
     label = metric_label(metric)
@@ -195,80 +232,19 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                     meta={"role": "path", "region": row["slug"]},
                 )
             )
-
-    if without:
-        hover = []
-        for row in without:
-            if row.get("samples"):
-                hover.append(
-                    f"<b>{label_text(row['name'])}</b><br>{row['samples']} samples,"
-                    f" error rate {_percent(row.get('error_rate'))}"
-                    f"<br>no {label} value in this window"
-                )
-            else:
-                hover.append(f"<b>{label_text(row['name'])}</b><br>no data in this window")
-        fig.add_trace(
-            go.Scattergeo(
-                lat=[r["lat"] for r in without],
-                lon=[r["lon"] for r in without],
-                mode="markers",
-                marker={
-                    "size": MARKER_MIN,
-                    "color": NO_DATA_COLOR,
-                    "line": {
-                        "width": [_outline_width(r.get("error_rate")) for r in without],
-                        "color": [ERROR_OUTLINE if r.get("error_rate") else "white" for r in without],
-                    },
-                },
-                text=hover,
-                hovertemplate="%{text}<extra></extra>",
-                customdata=[r["slug"] for r in without],
-                name="no data",
-                showlegend=False,
-                meta={"role": "no-data"},
-            )
-        )
-
-    if with_data:
-        most = max(r["samples"] for r in with_data)
-        kind = "mean" if any(r.get("value_kind") == "mean" for r in with_data) else pname
-        fig.add_trace(
-            go.Scattergeo(
-                lat=[r["lat"] for r in with_data],
-                lon=[r["lon"] for r in with_data],
-                mode="markers",
-                marker={
-                    "size": [_marker_size(r["samples"], most) for r in with_data],
-                    "color": [r["value"] for r in with_data],
-                    # Green is good: short latencies, or many tokens per second.
-                    "colorscale": "RdYlGn" if metric == "tokens_per_s" else "RdYlGn_r",
-                    "cmin": min(r["value"] for r in with_data),
-                    "cmax": max(r["value"] for r in with_data),
-                    "colorbar": {"title": {"text": f"{kind} {label} ({u})"}, "thickness": 12, "len": 0.7},
-                    "line": {
-                        "width": [_outline_width(r.get("error_rate")) for r in with_data],
-                        "color": [ERROR_OUTLINE if r.get("error_rate") else "white" for r in with_data],
-                    },
-                    "opacity": 0.95,
-                },
-                text=[_region_hover(r, metric, pname) for r in with_data],
-                hovertemplate="%{text}<extra></extra>",
-                customdata=[r["slug"] for r in with_data],
-                name="regions",
-                showlegend=False,
-                meta={"role": "regions"},
-            )
-        )
-
-    if has_target:
-        where = label_text(target.get("location_name") or "hosting location")
-        target_name = label_text(target.get("name") or "target")
+        where = label_text(target.get("location_name") or _("hosting location"))
+        target_name = label_text(target.get("name") or _("target"))
         fig.add_trace(
             go.Scattergeo(
                 lat=[target["lat"]],
                 lon=[target["lon"]],
                 mode="markers+text",
-                marker={"symbol": "star", "size": 18, "color": TARGET_COLOR, "line": {"width": 1, "color": "#333"}},
+                marker={
+                    "symbol": "star",
+                    "size": STAR_SIZE,
+                    "color": TARGET_COLOR,
+                    "line": {"width": 1, "color": "#333"},
+                },
                 text=[where],
                 textposition="top center",
                 textfont={"size": 11},
@@ -282,8 +258,83 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
             )
         )
 
+    if without:
+        hover = []
+        for row in without:
+            if row.get("samples"):
+                hover.append(
+                    f"<b>{label_text(row['name'])}</b><br>"
+                    + _("%(samples)s samples, error rate %(rate)s")
+                    % {"samples": row["samples"], "rate": _percent(row.get("error_rate"))}
+                    + "<br>"
+                    + _("no %(metric)s value in this window") % {"metric": label}
+                )
+            else:
+                hover.append(f"<b>{label_text(row['name'])}</b><br>" + _("no data in this window"))
+        fig.add_trace(
+            go.Scattergeo(
+                lat=[r["lat"] for r in without],
+                lon=[r["lon"] for r in without],
+                mode="markers",
+                marker={
+                    "size": MARKER_MIN,
+                    "color": NO_DATA_COLOR,
+                    "line": {
+                        "width": [_outline_width(r.get("error_rate")) for r in without],
+                        "color": [_outline_color(r.get("error_rate")) for r in without],
+                    },
+                },
+                text=hover,
+                hovertemplate="%{text}<extra></extra>",
+                customdata=[r["slug"] for r in without],
+                name="no data",
+                showlegend=False,
+                meta={"role": "no-data"},
+            )
+        )
+
+    if with_data:
+        most = max(r["samples"] for r in with_data)
+        fig.add_trace(
+            go.Scattergeo(
+                lat=[r["lat"] for r in with_data],
+                lon=[r["lon"] for r in with_data],
+                mode="markers",
+                marker={
+                    "size": [_marker_size(r["samples"], most) for r in with_data],
+                    "color": [r["value"] for r in with_data],
+                    "colorscale": colorscale(metric),
+                    "cmin": min(r["value"] for r in with_data),
+                    "cmax": max(r["value"] for r in with_data),
+                    # Under the map, not beside it: the map keeps the card's whole
+                    # width, on a phone too.
+                    "colorbar": {
+                        "title": {"text": f"{pname} {label} ({u})", "side": "top"},
+                        "orientation": "h",
+                        "x": 0.5,
+                        "xanchor": "center",
+                        "y": 0,
+                        "yanchor": "top",
+                        "len": 0.5,
+                        "thickness": 10,
+                    },
+                    "line": {
+                        "width": [_outline_width(r.get("error_rate")) for r in with_data],
+                        "color": [_outline_color(r.get("error_rate")) for r in with_data],
+                    },
+                    "opacity": 0.95,
+                },
+                text=[_region_hover(r, metric, pname, target) for r in with_data],
+                hovertemplate="%{text}<extra></extra>",
+                customdata=[r["slug"] for r in with_data],
+                name="regions",
+                showlegend=False,
+                meta={"role": "regions"},
+            )
+        )
+
     fig.update_layout(
-        **_layout(margin={"l": 0, "r": 0, "t": 10, "b": 0}),
+        **_layout(margin={"l": 0, "r": 0, "t": 0, "b": 0}),
         showlegend=False,
         geo={
             "projection": {"type": "natural earth"},
@@ -305,6 +356,12 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
 
 # Metrics where a larger number is the better one.
 HIGHER_IS_BETTER = frozenset({"tokens_per_s"})
+
+
+def colorscale(metric: str) -> str:
+    """Cividis (readable with any colour vision, and in greyscale), oriented
+    so that lighter is always better: low latencies, many tokens per second."""
+    return "Cividis" if metric in HIGHER_IS_BETTER else "Cividis_r"
 
 
 def percentile_q(percentile: float | str) -> float:

@@ -4,7 +4,7 @@ numbers as the dashboard's for the same selection; where they come from and
 how exact they are is said there, in probes.readings and its buckets.py).
 
 This module only lays the rows out: names, timestamps, cells a spreadsheet
-would not evaluate. The raw path is streamed with COPY (PostgreSQL formats
+would not evaluate, and percentiles to SIGNIFICANT digits. The raw path is streamed with COPY (PostgreSQL formats
 the rows), the rollup path is written bucket by bucket.
 """
 
@@ -14,6 +14,7 @@ import csv
 import io
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 
 from asgiref.sync import sync_to_async
 from psycopg import sql
@@ -42,6 +43,36 @@ REGION_COLUMNS = (
 )
 
 
+# Percentiles are written to 3 significant digits: that is what the merged
+# histograms resolve (2% log buckets read at their midpoint, within 1% of the
+# exact value, so a 4th digit would be noise), and the exact raw-row ones get
+# the same rule, so a column's precision never depends on which path made it.
+# Half away from zero, as PostgreSQL's round(numeric) does, and from the
+# value's 15 significant digits, as PostgreSQL turns a float8 into numeric:
+# the COPY path (significant_sql) and the Python path give the same bytes.
+SIGNIFICANT = 3
+
+
+def significant(value: float | None) -> str | None:
+    """value to SIGNIFICANT digits, as plain decimal text ("312", "0.0123",
+    "1230", "100.0"); None stays None (an empty cell)."""
+    if value is None:
+        return None
+    number = Decimal(f"{value:.15g}")
+    if not number:
+        return "0"
+    places = SIGNIFICANT - 1 - number.adjusted()
+    return format(number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP), "f")
+
+
+def significant_sql(expr: sql.Composable) -> sql.Composed:
+    """significant() in SQL, for the COPY path."""
+    return sql.SQL(
+        "CASE WHEN {e} = 0 THEN 0::numeric "
+        "ELSE round({e}::numeric, {digits} - 1 - floor(log(abs({e}::numeric)))::int) END"
+    ).format(e=expr, digits=sql.Literal(SIGNIFICANT))
+
+
 def selection(f: ExportFilters) -> readings.Selection:
     return readings.Selection(
         since=f.since,
@@ -61,7 +92,7 @@ def raw_select(f: ExportFilters) -> sql.Composed:
     """The whole export as one SELECT: the readings' raw statement, named
     and formatted."""
     width = len(REGION_CSV) * len(REGION_PERCENTILES)
-    values = sql.SQL(", ").join(sql.SQL("g.{}").format(sql.Identifier(f"v{i}")) for i in range(width))
+    values = sql.SQL(", ").join(significant_sql(sql.SQL("g.{}").format(sql.Identifier(f"v{i}"))) for i in range(width))
     names = sql.SQL(", ").join(
         sql.Identifier(name) for name in ("b", "region_id", "target_id", "samples", "errors", "error_rate")
     )
@@ -110,7 +141,7 @@ def bucket_csv(f: readings.Selection, label: datetime, start: datetime, end: dat
             row["errors"],
             row["error_rate"],
         ]
-        line += [row["percentiles"][(m.name, p)] for m in REGION_CSV for p in REGION_PERCENTILES]
+        line += [significant(row["percentiles"][(m.name, p)]) for m in REGION_CSV for p in REGION_PERCENTILES]
         rows.append([neutralise(v) for v in line])
     rows.sort(key=lambda line: (line[1], line[4]))
     out = io.StringIO()

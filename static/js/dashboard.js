@@ -72,6 +72,35 @@
     if (!socket || socket.url !== wanted) reconnect();
   }
 
+  // ---- the target picker -------------------------------------------------
+  // Checkboxes named "target": none or "all" ticked means every target. The
+  // last choice wins: ticking a target clears "all", ticking "all" clears
+  // the targets, clearing the last target ticks "all" again.
+
+  const picker = $("target-picker");
+
+  function syncPicker(changed) {
+    if (!picker) return;
+    const boxes = Array.from(picker.querySelectorAll('input[name="target"]'));
+    const all = boxes.find((box) => box.value === "all");
+    const chosen = boxes.filter((box) => box.value !== "all");
+    if (changed === all && all.checked) for (const box of chosen) box.checked = false;
+    else if (changed && changed !== all && changed.checked) all.checked = false;
+    if (!chosen.some((box) => box.checked)) all.checked = true;
+    const names = chosen.filter((box) => box.checked).map((box) => box.dataset.name);
+    $("target-summary").textContent = names.length ? names.join(", ") : cfg.text.all_targets;
+  }
+
+  if (picker) {
+    // Before the form's own listener (this element is nearer the box), so
+    // apply() reads the boxes as corrected.
+    picker.addEventListener("change", (event) => syncPicker(event.target));
+    // A dropdown closes when the reader clicks elsewhere.
+    document.addEventListener("click", (event) => {
+      if (picker.open && !picker.contains(event.target)) picker.open = false;
+    });
+  }
+
   form.addEventListener("change", apply);
   // A chart's own options sit beside it but belong to the form (form="filters"),
   // where a change event bubbling up the page never reaches the form.
@@ -117,9 +146,24 @@
     return response.ok ? body : null;
   }
 
+  // In place of a chart with nothing to draw: the API's reason (no_data).
+  function showNoData(name, message) {
+    const id = name === "overview" ? "map" : name === "table" ? "region-target-table" : name;
+    const note = document.querySelector('[data-no-data="' + id + '"]');
+    if (!note) return;
+    note.textContent = message || "";
+    note.hidden = !message;
+    for (const el of document.querySelectorAll('[data-chart="' + id + '"]')) el.hidden = !!message;
+  }
+
   function plot(id, figure) {
     const el = $(id);
     if (!el || !figure) return;
+    if (el.hidden) {
+      // Replaced by its no-data message; drawn again, at its size, once shown.
+      if (window.Plotly) Plotly.purge(el);
+      return;
+    }
     if (!window.Plotly) {
       el.textContent = "Charts need static/vendor/plotly/plotly.min.js (run collectstatic).";
       return;
@@ -141,6 +185,7 @@
     phases: (body) => plot("phases", body.figure),
     table(body) {
       tableRows = body.rows || [];
+      if (body.columns) setColumns(body.columns);
       renderTable();
     },
   };
@@ -160,7 +205,9 @@
     await Promise.all(
       CHARTS.map(async (name) => {
         const body = await load(name);
-        if (body) draw[name](body);
+        if (!body) return;
+        showNoData(name, body.no_data);
+        draw[name](body);
       })
     );
     refreshing = false;
@@ -192,16 +239,36 @@
   let sortDir = 1;
   const table = $("region-target-table");
 
+  // The columns (and their headings, units included) are the server's:
+  // /api/table sends them with the rows, for the percentile chosen.
+  function setColumns(columns) {
+    const row = table.tHead.rows[0];
+    const now = Array.from(row.cells).map((th) => th.dataset.key + "|" + th.textContent);
+    if (now.join("\n") === columns.map((c) => c.key + "|" + c.label).join("\n")) return;
+    row.replaceChildren(
+      ...columns.map((c) => {
+        const th = document.createElement("th");
+        th.dataset.key = c.key;
+        th.dataset.type = c.type;
+        if (c.type === "num") th.className = "num";
+        th.textContent = c.label;
+        return th;
+      })
+    );
+    if (!columns.some((c) => c.key === sortKey)) sortKey = null;
+  }
+
+  const LOCALE = document.documentElement.lang || undefined;
+
   function formatCell(key, value) {
     if (value === null || value === undefined) return "–";
-    if (key === "error_rate") return (value * 100).toFixed(1) + " %";
-    if (key === "p50" || key === "p95") {
-      // Units come with the page's config (probes.metrics), not from here.
-      const chosen = (cfg.metrics || {})[form.elements.metric.value];
-      const unit = " " + (chosen ? chosen.unit : "ms");
-      return (value >= 100 ? Math.round(value) : value.toFixed(1)) + unit;
+    if (key === "error_rate") return (value * 100).toLocaleString(LOCALE, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    if (typeof value === "number" && key !== "samples") {
+      // The unit is in the column's heading.
+      const digits = Math.abs(value) >= 100 ? 0 : 1;
+      return value.toLocaleString(LOCALE, { minimumFractionDigits: digits, maximumFractionDigits: digits });
     }
-    return String(value);
+    return typeof value === "number" ? value.toLocaleString(LOCALE) : String(value);
   }
 
   function compare(a, b, key, numeric) {
@@ -235,7 +302,7 @@
       const cell = body.insertRow().insertCell();
       cell.colSpan = headers.length;
       cell.className = "hint";
-      cell.textContent = "No measurements in this window.";
+      cell.textContent = cfg.text.no_rows;
     }
     for (const row of rows) {
       const tr = body.insertRow();
@@ -346,6 +413,7 @@
     showError(text);
   }
 
+  syncPicker(null);
   syncCustomRange();
   syncDownloads();
   refresh();

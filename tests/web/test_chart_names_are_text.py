@@ -33,7 +33,6 @@ def region(slug: str, name: str, *, samples: int = 50) -> dict:
         "p50": 100.0 if samples else None,
         "p95": 200.0 if samples else None,
         "value": 100.0 if samples else None,
-        "value_kind": "percentile",
         "connect_p50": 20.0 if samples else None,
         "floor_ms": 10.0,
         "tax_ms": 10.0 if samples else None,

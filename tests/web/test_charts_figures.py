@@ -37,7 +37,6 @@ def region_row(slug, lat, lon, *, samples=100, value=250.0, error_rate=0.0, conn
         "p50": value if samples else None,
         "p95": value * 2 if samples else None,
         "value": value if samples else None,
-        "value_kind": "percentile",
         "connect_p50": connect if samples else None,
         "floor_ms": floor,
         "tax_ms": connect - floor if samples and floor is not None else None,

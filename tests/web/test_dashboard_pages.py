@@ -138,7 +138,7 @@ def test_with_data_in_the_window_the_overview_has_no_empty_state_and_all_chart_s
     assert re.search(r'<p id="empty-window"[^>]*hidden', html)
     for slot in ("map", "histograms", "timeseries", "phases", "region-target-table", "live-count", "live-indicator"):
         assert f'id="{slot}"' in html, slot
-    for heading in ("region", "target", "model", "samples", "error_rate", "p50", "p95"):
+    for heading in ("region", "target", "model", "samples", "error_rate", "value"):
         assert f'data-key="{heading}"' in html, heading
 
 
@@ -147,7 +147,7 @@ def test_the_selection_is_kept_in_the_url_so_a_view_can_be_shared(client, viewer
     slow = world["slow"]
     html = page(client, f"/?target={slow.id}&window=24h&percentile=p95&metric=ttfb")
     assert 'method="get"' in html
-    assert re.search(rf'<option value="{slow.id}" selected>Sluggish Model API</option>', html)
+    assert re.search(rf'<input type="checkbox" name="target" value="{slow.id}"[^>]* checked> Sluggish Model API', html)
     assert '<option value="24h" selected>' in html
     assert '<option value="p95" selected>' in html
     assert '<option value="ttfb" selected>' in html

@@ -206,7 +206,7 @@ def test_the_overview_echoes_a_valid_selection_and_keeps_it_in_its_links(signed_
     )
     assert response.status_code == 200
     html = response.content.decode()
-    assert f'<option value="{t}" selected>Form target</option>' in html
+    assert f'<input type="checkbox" name="target" value="{t}" data-name="Form target" checked> Form target' in html
     assert '<input type="hidden" name="region" value="form-near">' in html
     assert '<option value="24h" selected>' in html and '<option value="total" selected>' in html
     # The "all regions" link drops the region and the blank since, keeping the rest.
