@@ -32,6 +32,9 @@ from probes.metrics import BY_NAME
 from probes.models import Region, Target
 from probes.readings.rows import MixRegionRow, MixRow, MixShare, Reading
 from probes.readings.selection import TPS, BadParameter, Selection
+
+# The table's reading (region x target readings of a window, raw values kept
+# on raw windows): the mix reads exactly what the per-region figures read.
 from probes.readings.summaries import _read
 
 # Cumulative shares are sums of floats: a share that reaches q within this
@@ -39,14 +42,18 @@ from probes.readings.summaries import _read
 SLACK = 1e-9
 
 
-def mixture_percentile(parts: Iterable[tuple[float, Sequence[tuple[float, int]]]], q: float) -> float | None:
-    """The q-quantile of a mixture. parts: (weight, [(value, count), ...])
-    per component; each component's values share its weight in proportion
-    to their counts. The weights need not add up to 1 (the mixture is read
-    over the components given). The smallest value whose cumulative share
-    reaches q; None without any value."""
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"quantile must be within [0, 1], got {q!r}")
+Parts = Iterable[tuple[float, Sequence[tuple[float, int]]]]
+
+
+def mixture_percentiles(parts: Parts, qs: Sequence[float]) -> list[float | None]:
+    """The qs-quantiles of a mixture, sorted once. parts: (weight, [(value,
+    count), ...]) per component; each component's values share its weight
+    in proportion to their counts. The weights need not add up to 1 (the
+    mixture is read over the components given). Each quantile is the
+    smallest value whose cumulative share reaches q; None without any value."""
+    for q in qs:
+        if not 0.0 <= q <= 1.0:
+            raise ValueError(f"quantile must be within [0, 1], got {q!r}")
     points: list[tuple[float, float]] = []
     total = 0.0
     for weight, items in parts:
@@ -56,15 +63,25 @@ def mixture_percentile(parts: Iterable[tuple[float, Sequence[tuple[float, int]]]
         total += weight
         points.extend((value, weight * count / n) for value, count in items if count)
     if not points:
-        return None
+        return [None] * len(qs)
     points.sort(key=lambda point: point[0])
-    need = q * total - SLACK * total
-    seen = 0.0
-    for value, mass in points:
-        seen += mass
-        if seen >= need:
-            return value
-    return points[-1][0]
+    found: list[float | None] = []
+    for q in qs:
+        need = q * total - SLACK * total
+        seen = 0.0
+        for value, mass in points:
+            seen += mass
+            if seen >= need:
+                found.append(value)
+                break
+        else:
+            found.append(points[-1][0])
+    return found
+
+
+def mixture_percentile(parts: Parts, q: float) -> float | None:
+    """The q-quantile of a mixture (see mixture_percentiles)."""
+    return mixture_percentiles(parts, [q])[0]
 
 
 def normalised(shares: Mapping[int, float]) -> dict[int, float]:
@@ -173,11 +190,10 @@ def _target_row(
         value = mean_sum / covered if covered else None
         kind = "mean"
     else:
-        p50, p95, value = (mixture_percentile(parts, q) for q in (0.5, 0.95, f.percentile))
+        p50, p95, value = mixture_percentiles(parts, (0.5, 0.95, f.percentile))
         kind = "percentile"
     floors = [(row["share"], [(row["floor_ms"], 1)]) for row in regions if row["floor_ms"] is not None]
-    floor_p50 = mixture_percentile(floors, 0.5) if located else None
-    floor_p95 = mixture_percentile(floors, 0.95) if located else None
+    floor_p50, floor_p95 = mixture_percentiles(floors, (0.5, 0.95)) if located else (None, None)
     complete = covered >= 1 - SLACK
     tax = None
     # The tax compares like with like: a time metric, measured for the whole mix the floor is for.
