@@ -21,12 +21,15 @@ A bound form keeps what was typed, so a page can show a mistake in place
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.http import QueryDict
 from django.utils.functional import cached_property
+from django.utils.translation import gettext as _
 
 from latency.charts.over_time import OVER_TIME_FORMS
 from probes.engine.result import OUTCOMES
@@ -296,6 +299,98 @@ class RegionPageFilterForm(DashboardFilterForm):
 
     target = None
     region = None
+
+
+# /where/?share-<region slug>=<number>: one parameter per region, the same
+# name as the page's input for that region, so a plain GET form writes the
+# mix into the URL and a link can carry it.
+SHARE_PREFIX = "share-"
+# Shares are counts of users or percentages; the bound keeps the sum of
+# fifteen of them far from a float overflow.
+MAX_SHARE = 1_000_000_000
+
+
+class Share(Once):
+    """A region's share of the users: a number from 0 to MAX_SHARE (blank: not given)."""
+
+    def to_python(self, values) -> float | None:
+        text = super().to_python(values)
+        if text is None:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        # NaN fails both comparisons, so "nan" is refused too.
+        if not 0 <= number <= MAX_SHARE:
+            raise ValidationError(
+                _("%(param)s must be a number from 0 to %(max)s, got %(value)s")
+                % {"param": self.param, "max": f"{MAX_SHARE:,}", "value": repr(text)}
+            )
+        return number
+
+
+class MixForm(DashboardFilterForm):
+    """/where/: a traffic mix, one share-<region slug> parameter per region
+    (any non-negative numbers, normalised to 100 %; at least one above 0),
+    with the dashboard's window, metric and percentile. Every active region
+    has an input, as has any other region the URL names."""
+
+    target = None
+    region = None
+
+    def __init__(self, data, *, now: datetime) -> None:
+        super().__init__(data, now=now)
+        given = [name for name in self.data if name.startswith(SHARE_PREFIX)]
+        slugs = [name.removeprefix(SHARE_PREFIX) for name in given]
+        shown = Region.objects.filter(Q(active=True) | Q(slug__in=slugs)).order_by("name", "slug")
+        self.share_regions: dict[str, Region] = {SHARE_PREFIX + region.slug: region for region in shown}
+        # Inputs in the page's order, then any name no region has (refused in clean()).
+        for name in [*self.share_regions, *(n for n in given if n not in self.share_regions)]:
+            self.fields[name] = Share()
+            self.fields[name].param = name
+
+    @property
+    def share_names(self) -> list[str]:
+        return [name for name in self.fields if name.startswith(SHARE_PREFIX)]
+
+    def clean(self):
+        data = super().clean()
+        for name in self.share_names:
+            if name not in self.share_regions and name not in self.errors:
+                self.add_error(
+                    name,
+                    _("unknown region %(slug)s in %(param)s")
+                    % {
+                        "slug": repr(name.removeprefix(SHARE_PREFIX)),
+                        "param": name,
+                    },
+                )
+        if any(name in self.errors for name in self.share_names):
+            return data
+        given = [name for name in self.share_names if data.get(name) is not None]
+        if given and not any(data[name] > 0 for name in given):
+            self.add_error(given[0], _("every share is 0: give at least one region a share above 0"))
+        return data
+
+    def build(self) -> tuple[Filters, dict[int, float]]:
+        """The filters and the mix: region id to share as given (not yet
+        normalised; empty when no share was given)."""
+        shares = {
+            self.share_regions[name].id: self.cleaned_data[name]
+            for name in self.share_names
+            if self.cleaned_data.get(name) is not None
+        }
+        return super().build(), shares
+
+    @cached_property
+    def share_inputs(self) -> list[dict]:
+        """One input per region, in the page's order, holding what was typed."""
+        inputs = []
+        for name, region in self.share_regions.items():
+            typed = self.typed(name)
+            inputs.append({"name": name, "region": region, "value": typed[-1] if typed else ""})
+        return inputs
 
 
 class ExportFilterForm(ParamsForm):

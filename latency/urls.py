@@ -7,6 +7,7 @@ from latency import api, export_views, views
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("regions/<slug:slug>/", views.region_detail, name="region"),
+    path("where/", views.where_users_are, name="where-users-are"),
     path("targets/<int:target_id>/", views.target_detail, name="target"),
     path("api/meta", api.meta, name="api-meta"),
     path("api/overview", api.overview, name="api-overview"),

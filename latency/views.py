@@ -19,10 +19,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from latency.access import dashboard_page, may_see_errors, visible_rows
-from latency.forms import DashboardFilterForm, RegionPageFilterForm
+from latency.forms import DashboardFilterForm, MixForm, RegionPageFilterForm
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
-from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, WINDOW_CHOICES, BadParameter, Selection
+from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, TPS, WINDOW_CHOICES, BadParameter, Selection
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
 
 # Display names; the valid values themselves are probes.readings' to decide.
@@ -213,6 +213,49 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "no_probes": not Probe.objects.filter(regions=region).exists(),
     }
     return render(request, "dashboard/region.html", context, status=400 if error else 200)
+
+
+@dashboard_page
+def where_users_are(request: HttpRequest) -> HttpResponse:
+    """Every target ranked for a traffic mix (share-<region slug> parameters): probes.readings.mix."""
+    form = MixForm(request.GET, now=timezone.now())
+    error = None
+    f, shares = None, {}
+    try:
+        f, shares = form.result()
+    except BadParameter as exc:
+        error = {"message": str(exc), "param": exc.param}
+    selected = form.selected
+    metric = metrics.BY_NAME.get(selected["metric"], metrics.BY_NAME["ttft"])
+    rows = [
+        {
+            **row,
+            "error_percent": None if row["error_rate"] is None else row["error_rate"] * 100,
+            "coverage_percent": row["coverage"] * 100,
+            "regions": [{**region, "percent": region["share"] * 100} for region in row["regions"]],
+        }
+        for row in (readings.mix(shares, f) if f is not None and shares else [])
+    ]
+    mix = readings.mix_shares(shares) if f is not None and shares else []
+    percentile = selected["percentile"]
+    context = {
+        "form": form,
+        "error": error,
+        "rows": rows,
+        "mix": [{**share, "percent": share["share"] * 100} for share in mix],
+        "windows": WINDOWS,
+        "percentiles": PERCENTILES,
+        "metrics": METRICS,
+        "metric_label": metric.label,
+        "unit": metric.unit,
+        "higher_is_better": metric.name == TPS,
+        "percentile": percentile,
+        # The chosen percentile gets a column of its own unless it is one of the two always shown.
+        "extra_percentile": percentile not in ("p50", "p95"),
+        "window_phrase": window_phrase(f) if f is not None else "",
+        "has_data": any(row["coverage"] > 0 for row in rows),
+    }
+    return render(request, "dashboard/where.html", context, status=400 if error else 200)
 
 
 @dashboard_page

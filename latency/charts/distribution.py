@@ -18,7 +18,7 @@ from latency.charts import (
     row_labels,
     unit,
 )
-from probes.histogram import MIN_MS, Histogram
+from probes.histogram import MIN_VALUE, Histogram
 
 
 def tick_text(value: float, metric: str) -> str:
@@ -96,7 +96,7 @@ def histogram_figure(
         if not hist.count:
             continue
         # Bucket 0 reads as 0, which a log axis cannot place: the histogram's floor instead.
-        values = [max(hist.percentile(x) or 0.0, MIN_MS) for x in (*BOX_QUANTILES, q)]
+        values = [max(hist.percentile(x) or 0.0, MIN_VALUE) for x in (*BOX_QUANTILES, q)]
         stats.append({"slug": slug, "name": names.get(slug), "box": values[:-1], "mark": values[-1], "n": hist.count})
     if not stats:
         return no_data(fig, _("No values of this metric in this window."))

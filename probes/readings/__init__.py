@@ -5,6 +5,9 @@ Facade (a Selection in, typed rows out; see rows.py):
     summary(sel)            per region: the map        -> [RegionSummaryRow]
     table(sel)              per region x target        -> [TableRow]
     ranking(slug, sel)      per target, from one region -> [RankingRow]
+    mix(shares, sel)        per target, for a mix of users across regions
+                            (mixture percentiles, coverage, fiber floor) -> [MixRow]
+    mix_shares(shares)      the mix's regions, shares normalised -> [MixShare]
     phases(sel)             phase medians per region   -> [PhaseRow]
     distribution(sel)       histogram per region       -> {slug: Histogram}
     distribution_rows(sel)  the same, with each region's p50/p95 rows
@@ -40,6 +43,7 @@ marked, hourly rollups for other marked hours, raw rows for the rest
 """
 
 from probes.readings.buckets import bucket_rows, bucket_statement, buckets_are_raw, spans
+from probes.readings.mix import mix, mix_shares
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.selection import BadParameter, Selection
 from probes.readings.series import bucket_size, series
@@ -71,6 +75,8 @@ __all__ = [
     "buckets_are_raw",
     "distribution",
     "distribution_rows",
+    "mix",
+    "mix_shares",
     "phases",
     "ranking",
     "recent",

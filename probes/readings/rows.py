@@ -118,3 +118,39 @@ class BucketRow(TypedDict):
     error_rate: float | None
     # (metric, percentile label) -> value, for probes.metrics.REGION_CSV.
     percentiles: dict[tuple[str, str], float | None]
+
+
+class MixShare(TypedDict):
+    """One region of a traffic mix: its share of the users, normalised so a mix's shares add up to 1."""
+
+    region_id: int
+    slug: str
+    name: str
+    city: str
+    share: float
+
+
+class MixRegionRow(MixShare):
+    """One region of the mix as one target sees it."""
+
+    samples: int  # measurements, failed ones included
+    values: int  # values of the metric (what the mixture is made of)
+    has_data: bool
+    floor_ms: float | None  # round trip in fiber to the target's location; None without a location
+
+
+class MixRow(Figures, total=False):
+    """One target as a traffic mix sees it (probes.readings.mix)."""
+
+    rank: int
+    target_id: int
+    target: str
+    model: str
+    location_name: str
+    coverage: float  # the share of the mix whose regions have data, 0..1
+    complete: bool  # every region of the mix has data
+    missing: list[str]  # names of the mix's regions without data, by share
+    floor_p50: float | None
+    floor_p95: float | None
+    tax_ms: float | None  # p50 - floor_p50, for a complete mix of a time metric
+    regions: list[MixRegionRow]

@@ -31,7 +31,7 @@ RULES = {
     ("may view measurements", False): {"page": OPEN, "api": OPEN, "export": OPEN, "websocket": OPEN},
     ("may view measurements", True): {"page": OPEN, "api": OPEN, "export": OPEN, "websocket": OPEN},
 }
-PAGES = ("/", "/regions/access-region/", "/targets/{target}/")
+PAGES = ("/", "/regions/access-region/", "/targets/{target}/", "/where/?share-access-region=1")
 API = ("/api/meta", "/api/overview", "/api/table")
 EXPORTS = ("/export/measurements.csv", "/export/regions.csv")
 CASES = [(visitor, public, door) for (visitor, public), doors in RULES.items() for door in doors]
