@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext
 
 from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
 from probes.engine.result import (
@@ -316,9 +317,10 @@ class Target(models.Model):
             # exports that read this field show it instead of a blank.
             self.model = named
         elif named and self.model != named:
-            errors["model"] = (
-                f"The URL names the model {named}, and it is the one called: leave this field empty or write {named}."
-            )
+            errors["model"] = gettext(
+                "The URL names the model %(model)s, and it is the one called: leave this field empty or write "
+                "%(model)s."
+            ) % {"model": named}
         if not self.model:
             if self.api_style in ("openai", "anthropic"):
                 errors["model"] = f"A model is required for the {STYLE_LABELS[self.api_style]} style."
