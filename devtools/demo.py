@@ -4,8 +4,9 @@ Development tooling, not app code: it starts embedded PostgreSQL and Redis (devt
 unless DATABASE_URL / REDIS_URL are set, and the mock LLM server (devtools/mockllm) the demo targets
 point at. The services start BEFORE Django reads its settings, so Django is configured once with
 their URLs (nothing re-points its connections afterwards). Then migrations, demo targets and probes
-(probes/demo_seed.py, given the mock server's URL), the admin user, static files, and the
-processes: ingest worker, one region worker for every demo region, scheduler and the ASGI server.
+(probes/demo_seed.py, given the mock server's URL, whose port the state folder keeps from run to run),
+the admin user, static files, and the processes: ingest worker, one region worker for every demo
+region, scheduler and the ASGI server.
 Ctrl-C (SIGINT) or SIGTERM stops them all, services last; a child that dies stops the rest. Each
 child asks the kernel to signal it if we die, so not even a SIGKILL of this process leaves one behind.
 """
@@ -27,6 +28,28 @@ from devtools import embedded
 
 ROOT = Path(__file__).resolve().parent.parent
 STOP_GRACE_S = 30  # celery finishes running probes (timeout 8 s) and hands them to ingest
+MOCK_HOST = "127.0.0.1"
+MOCK_PORT_FILE = "mockllm-port"  # in the state folder
+
+
+def mock_port(state: Path) -> tuple[int, int | None]:
+    """(port, replaced): the mock LLM server's port for this state folder.
+
+    The demo targets point at the mock by port, and so may targets an operator adds by hand: the port
+    chosen on the first run is remembered in the state folder and used again while it is free. When it
+    is taken, a new one is chosen and remembered, and `replaced` is the old one (else None)."""
+    path = state / MOCK_PORT_FILE
+    try:
+        previous: int | None = int(path.read_text().strip())
+    except (OSError, ValueError):
+        previous = None
+    if previous is not None and not 1 <= previous <= 65535:
+        previous = None
+    if previous is not None and not embedded.port_in_use(MOCK_HOST, previous):
+        return previous, None
+    port = embedded.free_port(MOCK_HOST)
+    path.write_text(f"{port}\n")
+    return port, previous
 
 
 class CommandError(Exception):
@@ -148,11 +171,21 @@ class Demo:
         # steps (migrations, seeding, admin user) and every child read the same environment.
         os.environ.update(env)
         self.env = dict(os.environ)
-        self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/")
+        port, replaced = mock_port(self.state)
+        if replaced is None:
+            self.say("ok", f"mock LLM port {port}, the same on every run of {self.state}")
+        else:
+            self.say(
+                "..",
+                f"mock LLM port {replaced} of the previous runs is in use: moved to {port} (the demo targets "
+                "follow; change the URL of any target you added by hand for the mock)",
+            )
+        # The address the demo targets use (localhost: their probes time a DNS phase too).
+        self.mock_url = f"http://localhost:{port}"
+        self.write_manifest()
 
         # The mock server needs no database: start it while Django sets up and migrations run.
-        mock_port = embedded.free_port()
-        self.spawn("mockllm", ["-m", "devtools.mockllm", "--host", "127.0.0.1", "--port", str(mock_port)], manage=False)
+        self.spawn("mockllm", ["-m", "devtools.mockllm", "--host", MOCK_HOST, "--port", str(port)], manage=False)
         self.step("database migrations", self._migrate)
         from probes.demo_seed import demo_regions, seed
 
@@ -161,8 +194,8 @@ class Demo:
             self.say("failed", "no active regions in the database")
             raise _Failed
         slugs = [r.slug for r in regions]
-        self.step(f"mock LLM server on 127.0.0.1:{mock_port}", self._wait_port, "mockllm", mock_port)
-        probes = self.step("demo targets and probes", lambda: seed(f"http://localhost:{mock_port}", regions))
+        self.step(f"mock LLM server on {MOCK_HOST}:{port}", self._wait_port, "mockllm", port)
+        probes = self.step("demo targets and probes", lambda: seed(self.mock_url, regions))
         self.say("ok", f"{len(probes)} targets, probed every 10 s from {len(slugs)} regions")
         self.login = self.step("admin user", self._superuser)
         self.step("static files", self._collectstatic)
@@ -198,14 +231,16 @@ class Demo:
             manage=False,
         )
         self.step(f"web server on {self.host}:{self.port}", self._wait_port, "web", self.port, self.host, 60)
-        self.services.write_manifest(
-            web_url=f"http://{self.host}:{self.port}/", children={name: p.pid for name, p, _ in self.children}
-        )
+        self.write_manifest(children={name: p.pid for name, p, _ in self.children})
         self.write()
         self.say("ok", f"ready in {time.monotonic() - self.t0:.1f} s; logs in {self.state / 'logs'}")
         self.write(f"\n    Latency Atlas: http://{self.host}:{self.port}/")
         self.write(f"    login: {self.login}\n")
         self.write("    Ctrl-C stops everything.\n")
+
+    def write_manifest(self, **extra) -> None:
+        """services.json: every URL of the running demo (and the processes' ids once they run)."""
+        self.services.write_manifest(web_url=f"http://{self.host}:{self.port}/", mockllm_url=self.mock_url, **extra)
 
     # --- steps ---
 

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -32,6 +33,8 @@ PERCENTILES = list(PERCENTILES_BY_LABEL)
 METRIC_LABELS = {m.name: m.label for m in metrics.SELECTABLE}
 METRICS = [(m.name, m.label) for m in metrics.SELECTABLE]
 RECENT_LIMIT = 50
+# The measured columns of a target's recent calls, in the order a call goes through them.
+RECENT_COLUMNS = tuple(metrics.BY_NAME[name] for name in ("ttfb", "ttft", "total", "output_tokens", "tokens_per_s"))
 
 
 def window_phrase(f: Selection) -> str:
@@ -43,7 +46,13 @@ def window_phrase(f: Selection) -> str:
 def empty_window_message(f: Selection) -> str:
     """What to say, and what to do, when the selection has no measurements."""
     if f.target_ids:
-        names = list(Target.objects.filter(id__in=f.target_ids).order_by("name").values_list("name", flat=True))
+        targets = Target.objects.filter(id__in=f.target_ids).order_by("name")
+        names = list(targets.values_list("name", flat=True))
+        if names and not targets.filter(probes__isnull=False).exists():
+            # Waiting or widening the window cannot help: nothing is measuring.
+            return _("No probe measures %(targets)s yet: add a probe for it in the admin.") % {
+                "targets": ", ".join(names)
+            }
         subject = ", ".join(names)
     else:
         subject = "any target"
@@ -215,6 +224,13 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "dashboard/region.html", context, status=400 if error else 200)
 
 
+def column_heading(metric: metrics.Metric) -> str:
+    # A count is its own unit: "Output tokens", not "Output tokens (tokens)".
+    if metric.unit == "tokens":
+        return capfirst(metric.short)
+    return _("%(name)s (%(unit)s)") % {"name": capfirst(metric.short), "unit": metric.unit}
+
+
 @dashboard_page
 def where_users_are(request: HttpRequest) -> HttpResponse:
     """Every target ranked for a traffic mix (share-<region slug> parameters): probes.readings.mix."""
@@ -262,10 +278,22 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
 def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
     target = get_object_or_404(Target, pk=target_id)
     user = request.user
+    probes = list(target.probes.order_by("name").prefetch_related("regions"))
+    measurements = [
+        # Whole numbers (token counts) without decimals, times and rates with one.
+        {**row, "cells": [(row[m.column], 0 if m.kind == "int" else 1) for m in RECENT_COLUMNS]}
+        for row in visible_rows(readings.recent(target.id, RECENT_LIMIT), user)
+    ]
     context = {
         "target": target,
-        "probes": list(target.probes.order_by("name").prefetch_related("regions")),
-        "measurements": visible_rows(readings.recent(target.id, RECENT_LIMIT), user),
+        "probes": probes,
+        "all_probes_disabled": bool(probes) and not any(p.enabled for p in probes),
+        # The admin's add form takes initial values from the query string: the probe comes pre-filled.
+        "add_probe_url": (
+            f"{reverse('admin:probes_probe_add')}?target={target.id}" if user.has_perm("probes.add_probe") else ""
+        ),
+        "columns": [column_heading(m) for m in RECENT_COLUMNS],
+        "measurements": measurements,
         "failures": visible_rows(readings.recent(target.id, RECENT_LIMIT, failures=True), user),
         "show_errors": may_see_errors(user),
         "limit": RECENT_LIMIT,

@@ -52,8 +52,9 @@ TARGETS = [
     (
         "Demo Gemini-style (GCP europe-west3)",
         "gemini",
-        "/v1beta/models/demo-gemini:streamGenerateContent",
-        "",
+        # An API base: the engine adds /models/<model>:streamGenerateContent from the model field.
+        "/v1beta",
+        "demo-gemini",
         "GCP europe-west3, Frankfurt",
         50.1109,
         8.6821,

@@ -3,10 +3,33 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
 
 from probes.models import Probe
 
 NO_REGION = "Choose at least one region: a probe with no region never runs."
+
+
+def follow_model_bounds(form: forms.ModelForm) -> None:
+    """Give each number field of the form its model field's bounds, messages included, in place of its own.
+
+    A PositiveIntegerField hands its form field min_value=0 with Django's generic message, which answered
+    before the model's rule: an interval of -5 read "greater than or equal to 0" while 5 read "at least 10".
+    One rule, the model's, now speaks for every value (the input's min/max attributes agree with it too)."""
+    bounds = (MinValueValidator, MaxValueValidator)
+    model_fields = {f.name: f for f in form._meta.model._meta.get_fields() if hasattr(f, "validators")}
+    for name, field in form.fields.items():
+        model_field = model_fields.get(name)
+        if not isinstance(field, forms.IntegerField | forms.FloatField) or model_field is None:
+            continue
+        rules = [v for v in model_field.validators if isinstance(v, bounds)]
+        if not rules:
+            continue
+        field.validators = [v for v in field.validators if not isinstance(v, bounds)] + rules
+        for rule in rules:
+            attr = "min" if isinstance(rule, MinValueValidator) else "max"
+            setattr(field, f"{attr}_value", rule.limit_value)
+            field.widget.attrs[attr] = rule.limit_value
 
 
 class ProbeAdminForm(forms.ModelForm):
@@ -14,6 +37,12 @@ class ProbeAdminForm(forms.ModelForm):
         model = Probe
         fields = "__all__"  # noqa: DJ007 -- the admin's fieldsets choose what is shown
         error_messages = {"regions": {"required": NO_REGION}}
+        # Boxes to tick: the multiple-select's "hold down Control" gesture is not needed, nor its hint.
+        widgets = {"regions": forms.CheckboxSelectMultiple}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        follow_model_bounds(self)
 
     def clean_regions(self):
         # Many-to-many rows are written after the probe is saved, so

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext
 
 from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
 from probes.engine.result import (
@@ -28,6 +29,7 @@ from probes.engine.result import (
     WARM,
     ProbeSpec,
 )
+from probes.engine.styles.gemini import model_in_url
 
 # The ingest maps an engine result dict onto these columns one to one.
 # started_at is excluded because the engine sends an ISO string and the row
@@ -309,6 +311,16 @@ class Target(models.Model):
             # An emptied admin textarea arrives as None; the column is NOT NULL.
             self.headers = {}
         errors: dict[str, str] = {}
+        named = model_in_url(self.url or "") if self.api_style == "gemini" else ""
+        if named and not self.model:
+            # The engine calls the model the URL names; written here too, the tables, pages and
+            # exports that read this field show it instead of a blank.
+            self.model = named
+        elif named and self.model != named:
+            errors["model"] = gettext(
+                "The URL names the model %(model)s, and it is the one called: leave this field empty or write "
+                "%(model)s."
+            ) % {"model": named}
         if not self.model:
             if self.api_style in ("openai", "anthropic"):
                 errors["model"] = f"A model is required for the {STYLE_LABELS[self.api_style]} style."

@@ -27,6 +27,16 @@ def _rows(m: Measurement) -> list[tuple[str, float | None, float | None]]:
     return rows
 
 
+def _bar(start: float, end: float, scale: float) -> str:
+    """The phase's span on a WIDTH-wide line: nothing for a phase that took no time (it printed as
+    0.000 ms yet drew a full block), at least one block for any phase that took some."""
+    if round(end - start, 3) <= 0:
+        return ""
+    a = min(WIDTH - 1, round(start / scale * WIDTH))
+    b = max(a + 1, round(end / scale * WIDTH))
+    return " " * a + "█" * (b - a)
+
+
 def render_waterfall(spec: ProbeSpec, m: Measurement, *, color: bool = False) -> str:
     scale = (m.total_ms or 0.0) or 1.0
     head = f"{spec.style} {spec.url}"
@@ -45,10 +55,7 @@ def render_waterfall(spec: ProbeSpec, m: Measurement, *, color: bool = False) ->
         if start is None or end is None:
             lines.append(f"  {label:<20} {'-':>10}")
             continue
-        a = round(start / scale * WIDTH)
-        b = max(a + 1, round(end / scale * WIDTH))
-        bar = " " * a + "█" * (b - a)
-        lines.append(f"  {label:<20} {end - start:>9.3f} ms |{bar:<{WIDTH}}| at {end:.3f}")
+        lines.append(f"  {label:<20} {end - start:>9.3f} ms |{_bar(start, end, scale):<{WIDTH}}| at {end:.3f}")
     lines.append("")
     if m.output_tokens is not None:
         est = " (estimated)" if m.tokens_estimated else ""

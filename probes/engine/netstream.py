@@ -32,6 +32,11 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 _CMSG_SPACE = socket.CMSG_SPACE(16)
 READ_SIZE = 65536
 MAX_LAG_NS = 10_000_000_000  # a stamp claiming more lag than this is not trusted
+# A server that speaks plain HTTP on the port reads our ClientHello as the start of a request and waits for
+# the rest, while we wait for its ServerHello: without a bound of its own the handshake would last the
+# call's whole timeout (30 s by default) and then read as a timeout. A handshake is a round trip or two;
+# one taking longer than this is a failure of TLS, reported as one.
+TLS_HANDSHAKE_TIMEOUT_S = 5.0
 
 
 def emulated_delay_ns(rtt_ms: float, jitter_ms: float, fraction: float = 1.0) -> int:
@@ -125,9 +130,21 @@ class SocketStream(httpcore.AsyncNetworkStream):
     ) -> TLSStream:
         tls = TLSStream(self, ssl_context, server_hostname)
         try:
-            await tls.handshake()
+            async with asyncio.timeout(TLS_HANDSHAKE_TIMEOUT_S):
+                await tls.handshake()
+        except TimeoutError:
+            # Our own bound expired (the call's deadline arrives as a cancellation instead).
+            self._close()
+            raise httpcore.ConnectError(
+                f"no TLS answer within {TLS_HANDSHAKE_TIMEOUT_S:g} s: the server may speak plain HTTP on this "
+                "port (try http://)"
+            ) from None
         except ssl.SSLError as exc:
             self._close()
+            if tls.answered_in_plain_http:
+                raise httpcore.ConnectError(
+                    "the server answered in plain HTTP, not TLS: use http:// for this port"
+                ) from exc
             raise httpcore.ConnectError(str(exc)) from exc
         except BaseException:
             self._close()
@@ -267,6 +284,7 @@ class TLSStream(httpcore.AsyncNetworkStream):
         self._out = ssl.MemoryBIO()
         self._obj = ctx.wrap_bio(self._in, self._out, server_side=False, server_hostname=hostname)
         self.last_stamp_ns = 0
+        self._first_bytes = b""  # the start of what the server sent, to recognise a plain-HTTP answer
 
     async def _flush(self) -> None:
         pending = self._out.read()
@@ -279,8 +297,15 @@ class TLSStream(httpcore.AsyncNetworkStream):
             self._in.write_eof()
             return False
         self._in.write(data)
+        if len(self._first_bytes) < 5:
+            self._first_bytes += data[: 5 - len(self._first_bytes)]
         self.last_stamp_ns = self._raw.last_stamp_ns
         return True
+
+    @property
+    def answered_in_plain_http(self) -> bool:
+        # A TLS record starts with its type (0x16 for a handshake); an HTTP response with its version.
+        return self._first_bytes == b"HTTP/"
 
     async def handshake(self) -> None:
         while True:

@@ -4,11 +4,13 @@ and keeps measurements read-only."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.admin.sites import site
 from django.contrib.auth.models import Permission, User
+from django.core.exceptions import ValidationError
 from django.test import RequestFactory
 from django.urls import reverse
 
@@ -153,6 +155,39 @@ def test_probe_interval_below_minimum_is_refused(admin_client, make_target):
     response = admin_client.post(reverse("admin:probes_probe_add"), data)
     assert form_errors(response)["interval_seconds"] == ["Interval must be at least 10 seconds."]
     assert not Probe.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("interval_seconds", "-5", "Interval must be at least 10 seconds."),
+        ("interval_seconds", "0", "Interval must be at least 10 seconds."),
+        ("interval_seconds", "1", "Interval must be at least 10 seconds."),
+        ("max_tokens", "-1", "max_tokens must be at least 1."),
+        ("max_tokens", "0", "max_tokens must be at least 1."),
+    ],
+)
+def test_one_bound_one_message_in_the_admin_and_the_model(admin_client, make_target, field, value, message):
+    target = make_target()
+    data = probe_data(target, seeded("af-lagos"), **{field: value, "timeout_seconds": "0.5"})
+    response = admin_client.post(reverse("admin:probes_probe_add"), data)
+    assert form_errors(response)[field] == [message]
+    probe = Probe(target=target, name="direct", **{field: int(value)}, timeout_seconds=0.5)
+    with pytest.raises(ValidationError) as info:
+        probe.full_clean()
+    assert info.value.message_dict[field] == [message]
+
+
+def test_the_form_inputs_carry_the_model_bounds(admin_client):
+    html = admin_client.get(reverse("admin:probes_probe_add")).content.decode()
+    assert re.search(r'<input type="number" name="interval_seconds"[^>]* min="10" max="86400"', html), html
+
+
+def test_the_region_picker_is_boxes_to_tick_without_a_modifier_key_hint(admin_client):
+    html = admin_client.get(reverse("admin:probes_probe_add")).content.decode()
+    assert 'type="checkbox" name="regions"' in html
+    assert "Hold down" not in html
+    assert "Regions to run from (at least one)." in html
 
 
 def test_probe_interval_above_maximum_is_refused(admin_client, make_target):
@@ -325,9 +360,9 @@ def test_measurement_changelist_renders_and_filters(admin_client, measurements):
     assert cl.result_count == 6
     assert cl.show_full_result_count is False
     content = response.content.decode()
-    for column in ("started", "region", "target", "outcome", "ttft ms", "ttfb ms", "total ms", "http status"):
-        assert column in content.lower().replace("_", " ")
-    assert "250.25" in content  # a TTFT value is shown
+    for column in ("started (utc)", "region", "target", "outcome", "ttft (ms)", "ttfb (ms)", "total (ms)", "http"):
+        assert column in content.lower()
+    assert "250.2" in content  # a TTFT value is shown, to a tenth of a millisecond
 
     lagos = Region.objects.get(slug="af-lagos")
     assert admin_client.get(url, {"region__id__exact": lagos.pk}).context["cl"].result_count == 3
@@ -375,7 +410,18 @@ def test_add_pages_render(admin_client):
         assert admin_client.get(reverse(f"admin:probes_{name}_add")).status_code == 200, name
 
 
-def test_every_probes_model_is_in_the_admin():
+# Kept out of the admin on purpose: a bookkeeping mark of the rollups, nothing a person reads or edits.
+INTERNAL_MODELS = {"RollupHour"}
+
+
+def test_every_probes_model_but_the_internal_ones_is_in_the_admin():
     from django.apps import apps
 
-    assert set(apps.get_app_config("probes").get_models()) <= set(site._registry)
+    models = set(apps.get_app_config("probes").get_models())
+    assert {m for m in models if m.__name__ not in INTERNAL_MODELS} <= set(site._registry)
+    assert not {m for m in models if m.__name__ in INTERNAL_MODELS} & set(site._registry)
+
+
+def test_the_rollup_hour_marks_are_not_in_the_admin(admin_client):
+    assert b"Rollup hours" not in admin_client.get(reverse("admin:index")).content
+    assert admin_client.get("/admin/probes/rolluphour/").status_code == 404

@@ -15,7 +15,7 @@ Fixtures of the tests in this folder:
   must be committed: the fixture uses `transactional_db`) and the suite's test Redis database, with the same
   channel-layer prefix as this process, so probes.live.broadcast() here reaches the browsers there. Static files
   are collected (copied: a snapshot, safe from edits while it runs) into a temporary STATIC_ROOT first, as
-  `make demo` does.
+  `make demo` does. `@pytest.mark.asgi_env(NAME="value")` adds to the server's environment.
 
 The plain parts (`launch_chromium()`, the page recorder, `UvicornServer`, `login()`, `wait_until()`) live in
 devtools/harness.py, shared with bench/; this module keeps what is pytest-specific.
@@ -119,6 +119,10 @@ def asgi_server(transactional_db, test_redis_url, settings, tmp_path, request):
         "LATENCY_PUBLIC_DASHBOARD": "false",
         "LATENCY_PRODUCTION": "false",
     }
+    # @pytest.mark.asgi_env(NAME="value"): settings of the server under test, such as the demo's banner.
+    marker = request.node.get_closest_marker("asgi_env")
+    if marker is not None:
+        env.update(marker.kwargs)
     server = UvicornServer(env, tmp_path / "uvicorn.log")
     try:
         server.start()

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -81,9 +82,15 @@ def _stop(proc: subprocess.Popen, sig=signal.SIGINT) -> int:
 
 
 def test_demo_starts_measures_and_stops_cleanly(tmp_path):
+    from devtools.demo import MOCK_PORT_FILE
+
     state = tmp_path / "state"
     log = tmp_path / "demo.log"
     port = embedded.free_port()
+    # The port an earlier run chose for the mock LLM server: used again.
+    mock_port = embedded.free_port()
+    state.mkdir()
+    (state / MOCK_PORT_FILE).write_text(f"{mock_port}\n")
     started = time.monotonic()
     proc = _start_demo(state, port, log)
     try:
@@ -98,6 +105,10 @@ def test_demo_starts_measures_and_stops_cleanly(tmp_path):
             message=f"the demo to start (see {log})",
         )
         assert "login: admin / " in log.read_text()
+        # services.json names every URL, the mock server's too, and it answers there.
+        assert manifest["mockllm_url"] == f"http://localhost:{mock_port}"
+        with urllib.request.urlopen(f"{manifest['mockllm_url']}/health", timeout=10) as answer:
+            assert answer.status == 200
         wait_for(
             lambda: _regions_measured(manifest["database_url"]) >= 3,
             timeout=90,

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from probes.engine.sse import SSEEvent
 from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
 
 if TYPE_CHECKING:
     from probes.engine.result import ProbeSpec
+
+
+_MODEL_IN_PATH = re.compile(r"/models/([^/:]+):(?:streamGenerateContent|generateContent)$")
+
+
+def model_in_url(url: str) -> str:
+    """The model a full .../models/NAME:streamGenerateContent (or :generateContent) URL names; "" for an
+    API base or any other form."""
+    match = _MODEL_IN_PATH.search(urlsplit(url).path)
+    return unquote(match.group(1)) if match else ""
 
 
 def stream_url(url: str, model: str) -> str:
