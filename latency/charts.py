@@ -37,13 +37,15 @@ PATH_POINTS = 48
 # Fine histogram buckets are 2% wide: far too thin to see as bars. Ten of
 # them make one drawn bar (about 22% wide, ~12 per decade).
 DISPLAY_GROUP = 10
+# Okabe-Ito colours: every pair stays apart for protanopia and deuteranopia too (the network's three in
+# blues and purple, the server's two in orange and vermillion, streaming in bluish green).
 SEGMENT_COLORS = {
-    "dns": "#9ecae1",
-    "connect": "#4292c6",
-    "tls": "#08519c",
-    "server_wait": "#fd8d3c",
-    "first_token": "#e6550d",
-    "streaming": "#31a354",
+    "dns": "#56b4e9",
+    "connect": "#0072b2",
+    "tls": "#cc79a7",
+    "server_wait": "#e69f00",
+    "first_token": "#d55e00",
+    "streaming": "#009e73",
 }
 SEGMENT_LABELS = {
     "dns": "DNS",
