@@ -114,6 +114,18 @@
     return response.ok ? body : null;
   }
 
+  // On a phone a legend beside the chart takes most of its width: there it goes under the chart, in
+  // rows (Plotly grows the bottom margin to fit it). Figures whose legend is already in rows keep theirs.
+  const NARROW_PX = 600;
+  function fitToWidth(el, layout) {
+    const legend = layout.legend || {};
+    if (el.clientWidth >= NARROW_PX || layout.showlegend === false || legend.orientation === "h") return layout;
+    const under = { orientation: "h", x: 0, xanchor: "left", yref: "container", y: 0, yanchor: "bottom" };
+    // A title beside rows of entries would push them past the right edge: it goes above them.
+    if (legend.title) under.title = Object.assign({}, legend.title, { side: "top" });
+    return Object.assign({}, layout, { legend: Object.assign({}, legend, under) });
+  }
+
   function plot(id, figure) {
     const el = $(id);
     if (!el || !figure) return;
@@ -123,7 +135,9 @@
     }
     // A failed draw (the map's topojson fetch cut off by a server restart)
     // must not become an uncaught error: the next refresh draws again.
-    Plotly.react(el, figure.data || [], figure.layout || {}, PLOT_CONFIG).catch((err) => console.warn(id, err));
+    Plotly.react(el, figure.data || [], fitToWidth(el, figure.layout || {}), PLOT_CONFIG).catch((err) =>
+      console.warn(id, err)
+    );
   }
 
   const draw = {
