@@ -1,6 +1,7 @@
 """On a phone (390 px wide) no page scrolls sideways: the overview, a region, a target and the login page are
 no wider than the screen, every chart and its legend is drawn inside it, and a table wider than the screen
-scrolls inside its own box (which takes keyboard focus and has a name), not the page."""
+scrolls inside its own box (which takes keyboard focus and has a name), not the page; a legend moved under a
+chart leaves the plot its height."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from tests.browser.pages import PASSWORD, USERNAME, Page, make_site, open_page
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
 PHONE = {"width": 390, "height": 844}
+# A legend moved under a chart must not squeeze the plot itself into a strip.
+MIN_PLOT_AREA_PX = 150
 
 PAGE_WIDTH_JS = "() => ({scroll: document.documentElement.scrollWidth, inner: window.innerWidth})"
 # Every drawn chart's SVG and legend, by their boxes on the page.
@@ -22,7 +25,11 @@ CHART_BOXES_JS = """() => Array.from(document.querySelectorAll('.plot')).map((pl
     const r = el.getBoundingClientRect();
     return {left: r.left, right: r.right};
   };
-  return {id: plot.id, svg: box(plot.querySelector('svg.main-svg')), legend: box(plot.querySelector('.legend'))};
+  const area = plot.querySelector('.nsewdrag');  // a cartesian chart's plotting area
+  return {
+    id: plot.id, svg: box(plot.querySelector('svg.main-svg')), legend: box(plot.querySelector('.legend')),
+    areaHeight: area ? area.getBoundingClientRect().height : null,
+  };
 })"""
 # Every table: is it inside a box that scrolls, and does that box overflow?
 TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map((table) => {
@@ -54,6 +61,10 @@ def problems_on(page, name: str) -> list[str]:
             box = chart[part]
             if box and (box["left"] < 0 or box["right"] > width["inner"] + 0.5):
                 found.append(f"{name}: #{chart['id']} {part} spans {box['left']:.0f}–{box['right']:.0f} px")
+        if chart["areaHeight"] is not None and chart["areaHeight"] < MIN_PLOT_AREA_PX:
+            found.append(
+                f"{name}: #{chart['id']} keeps only {chart['areaHeight']:.0f} px to plot in (legend too tall?)"
+            )
     for table in page.evaluate(TABLES_JS):
         if not table["box"]:
             found.append(f"{name}: table #{table['id']} is not inside a scrolling box")
