@@ -38,13 +38,15 @@ STAR_SIZE = MARKER_MAX + 12
 # A region this close to the target's hosting location is "in its city".
 SAME_PLACE_KM = 100.0
 PATH_POINTS = 48
+# Okabe-Ito colours: every pair stays apart for protanopia and deuteranopia too (the network's three in
+# blues and purple, the server's two in orange and vermillion, streaming in bluish green).
 SEGMENT_COLORS = {
-    "dns": "#9ecae1",
-    "connect": "#4292c6",
-    "tls": "#08519c",
-    "server_wait": "#fd8d3c",
-    "first_token": "#e6550d",
-    "streaming": "#31a354",
+    "dns": "#56b4e9",
+    "connect": "#0072b2",
+    "tls": "#cc79a7",
+    "server_wait": "#e69f00",
+    "first_token": "#d55e00",
+    "streaming": "#009e73",
 }
 SEGMENT_LABELS = {
     "dns": "DNS",

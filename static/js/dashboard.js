@@ -156,6 +156,26 @@
     for (const el of document.querySelectorAll('[data-chart="' + id + '"]')) el.hidden = !!message;
   }
 
+  // On a phone a legend beside the chart takes most of its width, and one above it wraps into rows that
+  // eat the plot's height: there every legend goes under the chart, one entry a row at worst, and the
+  // chart grows by as much so the plot keeps its height.
+  const NARROW_PX = 600;
+  const LEGEND_ROW_PX = 22;
+  function fitToWidth(el, data, layout) {
+    const legend = layout.legend || {};
+    if (el.clientWidth >= NARROW_PX || layout.showlegend === false) return layout;
+    const entries = data.filter((trace) => trace.showlegend !== false && trace.name).length;
+    if (!entries) return layout;
+    const under = { orientation: "h", x: 0, xanchor: "left", yref: "container", y: 0, yanchor: "bottom" };
+    // A title beside rows of entries would push them past the right edge: it goes above them.
+    if (legend.title) under.title = Object.assign({}, legend.title, { side: "top" });
+    const rows = entries + (legend.title ? 1 : 0);
+    // The height before any legend was added: a redraw must not grow the chart again.
+    if (!el.dataset.baseHeight) el.dataset.baseHeight = String(el.clientHeight);
+    const height = (layout.height || Number(el.dataset.baseHeight)) + rows * LEGEND_ROW_PX;
+    return Object.assign({}, layout, { height, legend: Object.assign({}, legend, under) });
+  }
+
   function plot(id, figure) {
     const el = $(id);
     if (!el || !figure) return;
@@ -170,7 +190,8 @@
     }
     // A failed draw (the map's topojson fetch cut off by a server restart)
     // must not become an uncaught error: the next refresh draws again.
-    Plotly.react(el, figure.data || [], figure.layout || {}, PLOT_CONFIG).catch((err) => console.warn(id, err));
+    const data = figure.data || [];
+    Plotly.react(el, data, fitToWidth(el, data, figure.layout || {}), PLOT_CONFIG).catch((err) => console.warn(id, err));
   }
 
   const draw = {

@@ -1,0 +1,78 @@
+"""A small site with data on every page, and the pages a person visits, for the layout and accessibility tests.
+
+`make_site()` stores four regions, two targets (one with a hosting location, so the map draws paths) measured
+over the last two hours with some failures (so the target page shows both tables), and a superuser. `PAGES`
+names each page and what must be on it before it is judged: the overview's charts drawn and its table filled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from tests.factories import ProbeFactory, RegionFactory, TargetFactory, spread_measurements
+
+USERNAME = "boss"
+PASSWORD = "correct-horse-battery-staple-77"
+REGIONS = [
+    ("pg-lagos", "Lagos", "NG", 6.52, 3.38, 620.0),
+    ("pg-london", "London", "GB", 51.51, -0.13, 310.0),
+    ("pg-tokyo", "Tokyo", "JP", 35.68, 139.65, 480.0),
+    ("pg-saopaulo", "São Paulo", "BR", -23.55, -46.63, 450.0),
+]
+MEASUREMENTS_PER_REGION = 24
+
+# Every chart holds a drawn figure with traces, and the table's "Loading…" row is gone.
+OVERVIEW_READY_JS = """() => {
+  const charts = ['map', 'histograms', 'timeseries', 'phases'].every((id) => {
+    const el = document.getElementById(id);
+    return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace').length > 0;
+  });
+  const table = document.querySelector('#region-target-table tbody');
+  return charts && !!table && table.querySelectorAll('a').length > 0;
+}"""
+
+
+@dataclass(frozen=True)
+class Page:
+    name: str
+    path: str
+    ready_js: str | None = None
+
+
+def make_site() -> list[Page]:
+    """Store the site's rows (committed: the browser reads them through uvicorn) and return its pages."""
+    from django.contrib.auth import get_user_model
+
+    from probes.models import Region
+
+    Region.objects.all().delete()  # the migrations' seeded regions would sit on the map without data
+    regions = {
+        slug: (RegionFactory(slug=slug, name=name, city=name, country=cc, latitude=lat, longitude=lon), median)
+        for slug, name, cc, lat, lon, median in REGIONS
+    }
+    hosted = TargetFactory(name="Hosted target", location_name="Ashburn, Virginia", latitude=39.04, longitude=-77.49)
+    plain = TargetFactory(name="Plain target", model="another-model")
+    end = datetime.now(UTC).replace(microsecond=0)
+    start = end - timedelta(hours=2)
+    for n, target in enumerate((hosted, plain)):
+        probe = ProbeFactory(target=target, regions=[region for region, _ in regions.values()])
+        for i, (region, median) in enumerate(regions.values()):
+            spread_measurements(
+                probe, region, start, end, MEASUREMENTS_PER_REGION, seed=10 * n + i, median=median, fail_every=7
+            )
+    get_user_model().objects.create_superuser(USERNAME, f"{USERNAME}@example.com", PASSWORD)
+    return [
+        Page("overview", "/", OVERVIEW_READY_JS),
+        Page("region", f"/regions/{REGIONS[0][0]}/"),
+        Page("target", f"/targets/{hosted.id}/"),
+        Page("admin index", "/admin/"),
+    ]
+
+
+def open_page(page, origin: str, site_page: Page) -> None:
+    response = page.goto(f"{origin}{site_page.path}")
+    assert response is not None and response.status == 200, (site_page, response and response.status)
+    if site_page.ready_js:
+        page.wait_for_function(site_page.ready_js, timeout=30_000)
+    page.wait_for_load_state("networkidle")
