@@ -77,7 +77,9 @@ def seed(probes: int, interval: int) -> tuple[list[tuple[int, int, bool]], list[
             },
         )
         probe, _ = Probe.objects.update_or_create(
-            target=target, name=f"rowsize-probe-{i}", defaults={"interval_seconds": interval, "timeout_seconds": 30}
+            target=target,
+            name=f"rowsize-probe-{i}",
+            defaults={"interval_seconds": interval, "timeout_seconds": min(30, interval - 2)},
         )
         probe.regions.set([r for r, _ in regions])
         out.append((probe.id, target.id, style == "http"))
