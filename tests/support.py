@@ -34,16 +34,27 @@ def half_past_the_hour(real_now: datetime) -> datetime:
 
 
 class Proc:
-    """A `manage.py` command in its own process group, logging to a file."""
+    """A `manage.py` command in its own process group, logging to a file.
 
-    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+    argv runs a whole command line instead (a systemd unit's ExecStart); base_env replaces this
+    process's environment underneath env (a unit sees only what systemd gives it)."""
+
+    def __init__(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        log_path: Path,
+        *,
+        argv: list[str] | None = None,
+        base_env: dict[str, str] | None = None,
+    ) -> None:
         self.args = args
         self.log_path = log_path
         self._log = open(log_path, "ab")
         self.popen = subprocess.Popen(
-            [sys.executable, "manage.py", *args],
+            argv or [sys.executable, "manage.py", *args],
             cwd=ROOT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+            env={**(os.environ if base_env is None else base_env), "PYTHONUNBUFFERED": "1", **env},
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
