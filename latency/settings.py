@@ -210,6 +210,9 @@ LANGUAGE_CODE = "en"
 # tax read Chinese first. Names in their own language, as a switch shows them.
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Dates and numbers as each language writes them (latency/formats/<locale>/).
+# No USE_THOUSAND_SEPARATOR: it would also group ids in URLs and form values.
+FORMAT_MODULE_PATH = ["latency.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
