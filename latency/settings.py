@@ -64,6 +64,9 @@ MIDDLEWARE = [
     "latency.security.SiteCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After sessions, before common: the language comes from the set_language
+    # cookie, then the browser's Accept-Language.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -202,7 +205,14 @@ LATENCY_PUBLIC_DASHBOARD = env_bool("LATENCY_PUBLIC_DASHBOARD", False)
 # every page then says so, so demo numbers are never mistaken for real ones.
 LATENCY_EMULATED_GEOGRAPHY = env_bool("LATENCY_EMULATED_GEOGRAPHY", False)
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# English and Simplified Chinese: many of the people most hurt by the geography
+# tax read Chinese first. Names in their own language, as a switch shows them.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# Dates and numbers as each language writes them (latency/formats/<locale>/).
+# No USE_THOUSAND_SEPARATOR: it would also group ids in URLs and form values.
+FORMAT_MODULE_PATH = ["latency.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

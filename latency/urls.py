@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
+from django.views.i18n import JavaScriptCatalog
 
 from latency import api, export_views, views
 
@@ -24,4 +25,10 @@ urlpatterns = [
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="overview"), name="logout"),
     path("admin/", admin.site.urls),
+    # Django's set_language view at /i18n/setlang/ (POST, CSRF-checked): the
+    # language switch in the header. Public: choosing a language reads nothing.
+    path("i18n/", include("django.conf.urls.i18n")),
+    # The translated strings of static/js/*.js (gettext() in the browser); public
+    # like the static files themselves.
+    path("jsi18n/", JavaScriptCatalog.as_view(domain="djangojs"), name="javascript-catalog"),
 ]

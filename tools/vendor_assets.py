@@ -2,13 +2,16 @@
 """Regenerate static/vendor/: the browser assets the dashboard serves itself, so no page reaches a CDN.
 
 README: `.venv/bin/python tools/vendor_assets.py` (needs node and npm with access to the npm registry) rewrites
-static/vendor/plotly/plotly.min.js, static/vendor/plotly/LICENSE and static/vendor/topojson/world_110m.json.
+static/vendor/plotly/plotly.min.js, static/vendor/plotly/LICENSE, static/vendor/plotly/plotly-locale-zh-cn.js and
+static/vendor/topojson/world_110m.json.
 
 What it does:
   - plotly.min.js is copied from the installed `plotly` Python wheel (plotly/package_data/plotly.min.js), the same
     plotly.js the pinned wheel was built against; its version banner must match PLOTLY_JS_VERSION;
   - `npm pack plotly.js@PLOTLY_JS_VERSION` runs in a temporary folder, and from that tarball only
-    package/dist/plotly-geo-assets.js and package/LICENSE are extracted. The geo-assets script is a UMD bundle
+    package/dist/plotly-geo-assets.js, package/dist/plotly-locale-zh-cn.js (month and day names, modebar text
+    for the Chinese pages; it calls Plotly.register when loaded after plotly.min.js) and package/LICENSE are
+    extracted. The geo-assets script is a UMD bundle
     that sets `window.Plotly = {topojson: {world_110m: ..., ...}, version}`; node evaluates it in a `vm` sandbox
     that provides `window` and prints the requested topojson objects as compact JSON;
   - plotly requests `${topojsonURL}${scope}_${resolution}m.json` (src/lib/topojson_utils.js), so a map with
@@ -71,8 +74,11 @@ def banner_version(data: bytes) -> str:
     return match.group(1).decode() if match else "unknown"
 
 
+LOCALES = ("zh-cn",)
+
+
 def npm_files(tmp: Path) -> tuple[Path, Path]:
-    """npm pack plotly.js into tmp; extract only the geo assets and the licence."""
+    """npm pack plotly.js into tmp; extract only the geo assets, the locales and the licence."""
     for tool in ("npm", "node"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is required (apt-get install nodejs npm)")
@@ -87,6 +93,7 @@ def npm_files(tmp: Path) -> tuple[Path, Path]:
         sys.exit(f"npm pack failed:\n{result.stderr}")
     tarball = tmp / result.stdout.strip().splitlines()[-1]
     wanted = {"package/dist/plotly-geo-assets.js", "package/LICENSE"}
+    wanted |= {f"package/dist/plotly-locale-{name}.js" for name in LOCALES}
     with tarfile.open(tarball) as tar:
         members = [m for m in tar.getmembers() if m.name in wanted and m.isfile()]
         if len(members) != len(wanted):
@@ -114,11 +121,14 @@ def build(scopes: list[str], resolutions: list[str]) -> dict[Path, bytes]:
         if result.returncode != 0:
             sys.exit(f"node could not read the geo assets:\n{result.stderr.decode(errors='replace')}")
         licence_text = licence.read_bytes()
+        locales = {name: (geo_js.parent / f"plotly-locale-{name}.js").read_bytes() for name in LOCALES}
     topo = json.loads(result.stdout)
     files = {
         VENDOR / "plotly" / "plotly.min.js": plotly_js,
         VENDOR / "plotly" / "LICENSE": licence_text,
     }
+    for name, data in locales.items():
+        files[VENDOR / "plotly" / f"plotly-locale-{name}.js"] = data
     for name in names:
         obj = topo[name]
         if obj.get("type") != "Topology" or "countries" not in obj.get("objects", {}):
