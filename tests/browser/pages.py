@@ -26,7 +26,8 @@ MEASUREMENTS_PER_REGION = 24
 OVERVIEW_READY_JS = """() => {
   const charts = ['map', 'histograms', 'timeseries', 'phases'].every((id) => {
     const el = document.getElementById(id);
-    return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace').length > 0;
+    // A heatmap is drawn as an image in a .hm group, every other trace in a .trace group.
+    return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace, .hm image').length > 0;
   });
   const table = document.querySelector('#region-target-table tbody');
   return charts && !!table && table.querySelectorAll('a').length > 0;
