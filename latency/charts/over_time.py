@@ -13,6 +13,7 @@ from latency.charts import (
     _fmt,
     _layout,
     axis_title,
+    colorscale,
     metric_label,
     no_data,
     percentile_name,
@@ -193,7 +194,9 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
             x=[plotly_time(e) for e in edges],
             y=labels,
             customdata=custom,
-            colorscale="Viridis",
+            # The map's scale and orientation (lighter is better), so a colour
+            # means the same on both charts.
+            colorscale=colorscale(metric),
             zmin=min(present) if present else None,
             zmax=max(present) if present else None,
             colorbar={"title": {"text": title, "side": "right"}, "thickness": 12},

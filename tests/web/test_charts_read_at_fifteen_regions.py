@@ -176,11 +176,14 @@ def test_the_heatmap_has_a_row_per_region_name_in_order_and_empty_cells_for_gaps
     assert fig.layout.height >= 15 * 20
 
 
-def test_the_heatmap_colour_scale_is_colour_blind_safe_and_titled_with_percentile_metric_and_unit():
+def test_the_heatmap_colour_scale_is_the_maps_colour_blind_safe_one_and_titled_with_percentile_metric_and_unit():
     fig = timeseries_figure(series(CITIES[:3]), "ttft", 0.9, step=HOUR)
     heat = fig.data[0]
     scale = [color for _, color in heat.colorscale]
-    assert scale[0].lower() == "#440154" and scale[-1].lower() == "#fde725"  # Viridis
+    # Cividis, lighter is better as on the map: short times light, long ones dark.
+    assert scale[0].lower() == "#fee838" and scale[-1].lower() == "#00224e"
+    tps = timeseries_figure(series(CITIES[:3]), "tokens_per_s", 0.9, step=HOUR).data[0]
+    assert [color for _, color in tps.colorscale][-1].lower() == "#fee838"
     assert heat.colorbar.title.text == "p90 TTFT (ms)"
     assert "%{y}" in heat.hovertemplate and "samples: %{customdata[2]}" in heat.hovertemplate
     lagos = list(heat.y).index("Lagos")
