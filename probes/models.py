@@ -17,7 +17,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
+from django.utils.text import format_lazy
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
 from probes.engine.result import (
@@ -89,7 +91,7 @@ def validate_http_url(value: str) -> None:
             "Do not put credentials in the URL; name the environment variable holding the key in api_key_env.",
             code="url_credentials",
         )
-    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+    for name, _value in parse_qsl(parts.query, keep_blank_values=True):
         if name.lower() in KEY_QUERY_PARAMS:
             raise ValidationError(
                 "Do not put the key in the URL (?%(param)s=); name the environment variable holding it in api_key_env.",
@@ -207,7 +209,7 @@ def _coordinate_checks(prefix: str) -> list[models.CheckConstraint]:
 class Region(models.Model):
     """Where probes run from: one Celery queue of workers per region."""
 
-    slug = models.SlugField(unique=True, help_text='Stable identifier and worker queue name, e.g. "af-lagos".')
+    slug = models.SlugField(unique=True, help_text=_('Stable identifier and worker queue name, e.g. "af-lagos".'))
     name = models.CharField(max_length=100)
     city = models.CharField(max_length=100)
     country = models.CharField(
@@ -219,11 +221,11 @@ class Region(models.Model):
                 code="country",
             )
         ],
-        help_text="ISO 3166-1 alpha-2 code, e.g. NG, GB, US.",
+        help_text=_("ISO 3166-1 alpha-2 code, e.g. NG, GB, US."),
     )
     latitude = models.FloatField(validators=latitude_validators)
     longitude = models.FloatField(validators=longitude_validators)
-    active = models.BooleanField(default=True, help_text="Inactive regions are not scheduled.")
+    active = models.BooleanField(default=True, help_text=_("Inactive regions are not scheduled."))
 
     class Meta:
         ordering = ["name"]
@@ -250,34 +252,42 @@ class Target(models.Model):
         "URL",
         max_length=2000,
         validators=[validate_http_url],
-        help_text="Full endpoint URL, e.g. https://api.openai.com/v1/chat/completions. "
-        "For Gemini, an API base (https://generativelanguage.googleapis.com/v1beta) or a full "
-        ":streamGenerateContent URL.",
+        help_text=_(
+            "Full endpoint URL, e.g. https://api.openai.com/v1/chat/completions. "
+            "For Gemini, an API base (https://generativelanguage.googleapis.com/v1beta) or a full "
+            ":streamGenerateContent URL."
+        ),
     )
     model = models.CharField(
         max_length=200,
         blank=True,
-        help_text="Model name sent with the request. Required for OpenAI and Anthropic styles, and for Gemini "
-        "unless the URL names the model.",
+        help_text=_(
+            "Model name sent with the request. Required for OpenAI and Anthropic styles, and for Gemini "
+            "unless the URL names the model."
+        ),
     )
     api_key_env = models.CharField(
         "API key environment variable",
         max_length=100,
         blank=True,
         validators=[validate_env_name],
-        help_text="Name of the environment variable holding the API key on the workers, e.g. OPENAI_API_KEY. "
-        "The key itself is never stored here; each worker reads it from its own environment at call time.",
+        help_text=_(
+            "Name of the environment variable holding the API key on the workers, e.g. OPENAI_API_KEY. "
+            "The key itself is never stored here; each worker reads it from its own environment at call time."
+        ),
     )
     headers = models.JSONField(
         default=dict,
         blank=True,
         validators=[validate_headers],
-        help_text='Extra request headers as a flat JSON object of strings, e.g. {"anthropic-version": '
-        '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment; secret headers '
-        "(Authorization, x-api-key, ...) must use ${VAR}.",
+        help_text=_(
+            'Extra request headers as a flat JSON object of strings, e.g. {"anthropic-version": '
+            '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment; secret headers '
+            "(Authorization, x-api-key, ...) must use ${VAR}."
+        ),
     )
     location_name = models.CharField(
-        max_length=200, blank=True, help_text='Where the endpoint is served from, e.g. "AWS us-east-1, Ashburn".'
+        max_length=200, blank=True, help_text=_('Where the endpoint is served from, e.g. "AWS us-east-1, Ashburn".')
     )
     latitude = models.FloatField(null=True, blank=True, validators=latitude_validators)
     longitude = models.FloatField(null=True, blank=True, validators=longitude_validators)
@@ -286,8 +296,10 @@ class Target(models.Model):
         max_length=500,
         blank=True,
         validators=[validate_absolute_path],
-        help_text="Path on the workers to a PEM file of extra trusted CAs (a private CA, a corporate proxy). "
-        "Leave empty to trust the system store only.",
+        help_text=_(
+            "Path on the workers to a PEM file of extra trusted CAs (a private CA, a corporate proxy). "
+            "Leave empty to trust the system store only."
+        ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -355,15 +367,15 @@ class Probe(models.Model):
             MinValueValidator(MIN_INTERVAL_S, message=f"Interval must be at least {MIN_INTERVAL_S} seconds."),
             MaxValueValidator(MAX_INTERVAL_S, message=f"Interval must be at most {MAX_INTERVAL_S} seconds (one day)."),
         ],
-        help_text=f"Seconds between runs, {MIN_INTERVAL_S} to {MAX_INTERVAL_S}.",
+        help_text=format_lazy(_("Seconds between runs, {low} to {high}."), low=MIN_INTERVAL_S, high=MAX_INTERVAL_S),
     )
     timeout_seconds = models.FloatField(
         default=30.0,
         validators=[validate_positive],
-        help_text="One deadline for the whole call, stalls included. Must be shorter than the interval.",
+        help_text=_("One deadline for the whole call, stalls included. Must be shorter than the interval."),
     )
     connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES, default=COLD)
-    regions = models.ManyToManyField(Region, related_name="probes", help_text="Regions to run from (at least one).")
+    regions = models.ManyToManyField(Region, related_name="probes", help_text=_("Regions to run from (at least one)."))
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
