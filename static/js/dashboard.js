@@ -13,8 +13,8 @@
 
   // Display strings come from Django's JavaScript catalog (/jsi18n/, loaded
   // before this file); without it, the English as written.
-  const t = window.gettext || ((text) => text);
-  const fmt = window.interpolate || ((text, values) => text.replace(/%\((\w+)\)s/g, (m, key) => values[key]));
+  const gettext = window.gettext || ((text) => text);
+  const interpolate = window.interpolate || ((text, values) => text.replace(/%\((\w+)\)s/g, (m, key) => values[key]));
   // The page's language (<html lang>, the server's too): Plotly's locale and
   // number separators, the table's numbers.
   const LANGUAGE = cfg.language || document.documentElement.lang || "en";
@@ -150,13 +150,13 @@
     }
     if (seq !== latest[name]) return null; // a newer request overtook this one
     if (response.status === 403 || response.status === 401) {
-      stopLive(t("Signed out: reload the page to sign in again."));
+      stopLive(gettext("Signed out: reload the page to sign in again."));
       return null;
     }
     const body = await response.json().catch(() => null);
     if (seq !== latest[name] || body === null) return null;
     if (response.status === 400) {
-      showError(fmt(t("%(error)s (parameter %(param)s)"), { error: body.error, param: body.param }, true));
+      showError(interpolate(gettext("%(error)s (parameter %(param)s)"), { error: body.error, param: body.param }, true));
       return null;
     }
     return response.ok ? body : null;
@@ -201,7 +201,7 @@
       return;
     }
     if (!window.Plotly) {
-      el.textContent = t("Charts need static/vendor/plotly/plotly.min.js (run collectstatic).");
+      el.textContent = gettext("Charts need static/vendor/plotly/plotly.min.js (run collectstatic).");
       return;
     }
     // A failed draw (the map's topojson fetch cut off by a server restart)
@@ -423,7 +423,7 @@
       if (retryDelay !== RETRY_FIRST_MS) scheduleRefresh();
       opened = true;
       retryDelay = RETRY_FIRST_MS;
-      setLive("on", t("live"));
+      setLive("on", gettext("live"));
     };
     ws.onmessage = (event) => {
       if (ws === socket) onMessage(JSON.parse(event.data));
@@ -434,8 +434,8 @@
       // a 403 from the API, and then retrying is pointless.
       if (!opened) load("meta");
       const seconds = Math.round(retryDelay / 1000);
-      const text = opened ? t("reconnecting in %(seconds)s s") : t("offline, retry in %(seconds)s s");
-      setLive("off", fmt(text, { seconds }, true));
+      const text = opened ? gettext("reconnecting in %(seconds)s s") : gettext("offline, retry in %(seconds)s s");
+      setLive("off", interpolate(text, { seconds }, true));
       retryTimer = setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, RETRY_MAX_MS);
     };
@@ -453,7 +453,7 @@
     signedOut = true;
     clearTimeout(retryTimer);
     if (socket) socket.close();
-    setLive("off", t("stopped"));
+    setLive("off", gettext("stopped"));
     showError(text);
   }
 
