@@ -69,32 +69,37 @@ def validate_http_url(value: str) -> None:
     # The engine (ProbeSpec) checks the same lower-case prefixes; failing here
     # means the operator sees the error on save, not as a failed probe later.
     if not value.startswith(("http://", "https://")):
-        raise ValidationError("URL must start with http:// or https://", code="url_scheme")
+        raise ValidationError(gettext("URL must start with http:// or https://"), code="url_scheme")
     if any(ch.isspace() for ch in value):
-        raise ValidationError("URL must not contain spaces or line breaks.", code="url_space")
+        raise ValidationError(gettext("URL must not contain spaces or line breaks."), code="url_space")
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018  (raises ValueError on a non-numeric or out-of-range port)
     except ValueError as exc:
-        raise ValidationError("URL is malformed: %(reason)s", code="url_malformed", params={"reason": exc}) from None
+        raise ValidationError(
+            gettext("URL is malformed: %(reason)s"), code="url_malformed", params={"reason": exc}
+        ) from None
     if not parts.hostname:
         raise ValidationError(
-            "URL must include a host name, e.g. https://api.openai.com/v1/chat/completions", code="url_host"
+            gettext("URL must include a host name, e.g. https://api.openai.com/v1/chat/completions"), code="url_host"
         )
     # The engine's own check (IDNA 2008, as httpx encodes names): a host DNS
     # cannot be asked for would otherwise fail every run on every worker.
     problem = host_problem(parts.hostname)
     if problem:
-        raise ValidationError("URL %(problem)s.", code="url_host_invalid", params={"problem": problem})
+        raise ValidationError(gettext("URL %(problem)s."), code="url_host_invalid", params={"problem": problem})
     if parts.username or parts.password:
         raise ValidationError(
-            "Do not put credentials in the URL; name the environment variable holding the key in api_key_env.",
+            gettext("Do not put credentials in the URL; name the environment variable holding the key in api_key_env."),
             code="url_credentials",
         )
     for name, _value in parse_qsl(parts.query, keep_blank_values=True):
         if name.lower() in KEY_QUERY_PARAMS:
             raise ValidationError(
-                "Do not put the key in the URL (?%(param)s=); name the environment variable holding it in api_key_env.",
+                gettext(
+                    "Do not put the key in the URL (?%(param)s=); "
+                    "name the environment variable holding it in api_key_env."
+                ),
                 code="url_key",
                 params={"param": name},
             )
@@ -103,8 +108,10 @@ def validate_http_url(value: str) -> None:
 def validate_env_name(value: str) -> None:
     if not ENV_NAME.match(value):
         raise ValidationError(
-            "Enter the name of an environment variable (letters, digits and underscores, not starting with a "
-            "digit), e.g. OPENAI_API_KEY, not the key itself.",
+            gettext(
+                "Enter the name of an environment variable (letters, digits and underscores, not starting with a "
+                "digit), e.g. OPENAI_API_KEY, not the key itself."
+            ),
             code="env_name",
         )
 
@@ -114,52 +121,64 @@ def validate_headers(value) -> None:
         return
     if not isinstance(value, dict):
         raise ValidationError(
-            'Headers must be a JSON object of names to values, e.g. {"anthropic-version": "2023-06-01"}.',
+            gettext('Headers must be a JSON object of names to values, e.g. {"anthropic-version": "2023-06-01"}.'),
             code="headers_type",
         )
     for name, val in value.items():
         if not isinstance(name, str) or not HEADER_NAME.match(name):
             raise ValidationError(
-                "%(name)r is not a valid HTTP header name.", code="header_name", params={"name": name}
+                gettext("%(name)r is not a valid HTTP header name."), code="header_name", params={"name": name}
             )
         if not isinstance(val, str):
             raise ValidationError(
-                'Header "%(name)s" must have a string value (got %(type)s); nested objects, lists and numbers '
-                "are not allowed.",
+                gettext(
+                    'Header "%(name)s" must have a string value (got %(type)s); nested objects, lists and numbers '
+                    "are not allowed."
+                ),
                 code="header_value_type",
                 params={"name": name, "type": type(val).__name__},
             )
         if name.lower() in RESERVED_HEADERS:
             raise ValidationError(
-                'Header "%(name)s" is set by the HTTP client itself (from the URL and the request body); remove it.',
+                gettext(
+                    'Header "%(name)s" is set by the HTTP client itself (from the URL and the request body); remove it.'
+                ),
                 code="header_reserved",
                 params={"name": name},
             )
         if any(ch in val for ch in "\r\n\x00"):
             raise ValidationError(
-                'Header "%(name)s" must not contain line breaks.', code="header_value_newline", params={"name": name}
+                gettext('Header "%(name)s" must not contain line breaks.'),
+                code="header_value_newline",
+                params={"name": name},
             )
         bare = ENV_REF.sub("", val)
         problem = char_problem(bare)
         if problem:
             raise ValidationError(
-                'Header "%(name)s" %(problem)s: HTTP header values can carry only printable ASCII, spaces and tabs '
-                "(retype quotes and dashes pasted from a document).",
+                gettext(
+                    'Header "%(name)s" %(problem)s: HTTP header values can carry only printable ASCII, spaces and tabs '
+                    "(retype quotes and dashes pasted from a document)."
+                ),
                 code="header_value_chars",
                 params={"name": name, "problem": problem},
             )
         if "${" in bare:
             raise ValidationError(
-                'Header "%(name)s": ${...} must name an environment variable (letters, digits and underscores, '
-                "not starting with a digit).",
+                gettext(
+                    'Header "%(name)s": ${...} must name an environment variable (letters, digits and underscores, '
+                    "not starting with a digit)."
+                ),
                 code="header_env_ref",
                 params={"name": name},
             )
         if name.lower() in SECRET_HEADERS and (not ENV_REF.search(val) or not AUTH_SCHEME_ONLY.match(bare)):
             raise ValidationError(
-                'Header "%(name)s" holds a literal secret, which would be stored in the database. Put the name '
-                "of the environment variable holding the key in api_key_env, or write the value as a ${VAR} "
-                'reference (e.g. "Bearer ${MY_TOKEN}") that the worker reads from its environment.',
+                gettext(
+                    'Header "%(name)s" holds a literal secret, which would be stored in the database. Put the name '
+                    "of the environment variable holding the key in api_key_env, or write the value as a ${VAR} "
+                    'reference (e.g. "Bearer ${MY_TOKEN}") that the worker reads from its environment.'
+                ),
                 code="header_literal_secret",
                 params={"name": name},
             )
@@ -170,13 +189,13 @@ def validate_absolute_path(value: str) -> None:
     # resolve differently on each one.
     if not PurePosixPath(value).is_absolute():
         raise ValidationError(
-            "Enter an absolute path to a PEM file on the workers, e.g. /etc/latency/ca.pem.", code="ca_path"
+            gettext("Enter an absolute path to a PEM file on the workers, e.g. /etc/latency/ca.pem."), code="ca_path"
         )
 
 
 def validate_positive(value: float) -> None:
     if value is not None and not value > 0:
-        raise ValidationError("Must be greater than zero.", code="not_positive")
+        raise ValidationError(gettext("Must be greater than zero."), code="not_positive")
 
 
 latitude_validators = [
