@@ -20,6 +20,7 @@ from functools import wraps
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, JsonResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 MEASUREMENT_PERMISSION = "probes.view_measurement"
@@ -75,7 +76,7 @@ def dashboard_page(view):
 
 
 def login_required_json() -> JsonResponse:
-    response = JsonResponse({"error": "login required"}, status=403)
+    response = JsonResponse({"error": _("login required")}, status=403)
     # An answer that depends on the session: never cached.
     response["Cache-Control"] = "no-store"
     return response
@@ -104,7 +105,9 @@ def measurement_export(view):
         if not _signed_in(user):
             return redirect_to_login(request.get_full_path())
         if not await amay_read_measurements(user):
-            return HttpResponseForbidden("Exports need the permission to view measurements.", content_type="text/plain")
+            return HttpResponseForbidden(
+                _("Exports need the permission to view measurements."), content_type="text/plain"
+            )
         return await view(request, *args, **kwargs)
 
     return require_safe(wrapper)

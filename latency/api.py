@@ -189,6 +189,6 @@ def meta(request: HttpRequest):
             "regions": regions,
             "windows": [value for value, _ in WINDOWS],
             "percentiles": PERCENTILES,
-            "metrics": [{"value": value, "label": label, "unit": UNITS[value]} for value, label in METRICS],
+            "metrics": [{"value": value, "label": str(label), "unit": UNITS[value]} for value, label in METRICS],
         }
     )

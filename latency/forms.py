@@ -29,7 +29,9 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django.http import QueryDict
 from django.utils.functional import cached_property
+from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from latency.charts.over_time import OVER_TIME_FORMS
 from probes.engine.result import OUTCOMES
@@ -90,10 +92,12 @@ class Once(Param):
 
     def to_python(self, values):
         if len(values) > 1:
-            raise ValidationError(f"{self.param} must be given once")
+            raise ValidationError(_("%(param)s must be given once") % {"param": self.param})
         value = values[0] if values else self.default
         if value is not None and self.choices and value not in self.choices:
-            raise ValidationError(f"{self.param} must be one of {', '.join(self.choices)}")
+            raise ValidationError(
+                _("%(param)s must be one of %(choices)s") % {"param": self.param, "choices": ", ".join(self.choices)}
+            )
         return value
 
 
@@ -112,14 +116,18 @@ class Ids(Param):
         ids: list[int] = []
         for text in texts:
             if not (text.isascii() and text.isdigit()):
-                also = " or all" if self.allow_all else ""
-                raise ValidationError(f"{self.param} must be a {self.param} id{also}, got {text!r}")
+                message = (
+                    _("%(param)s must be a %(param)s id or all, got %(value)s")
+                    if self.allow_all
+                    else _("%(param)s must be a %(param)s id, got %(value)s")
+                )
+                raise ValidationError(message % {"param": self.param, "value": repr(text)})
             if int(text) not in ids:
                 ids.append(int(text))
         known = set(self.model.objects.filter(id__in=[i for i in ids if i <= MAX_ID]).values_list("id", flat=True))
         unknown = [str(i) for i in ids if i not in known]
         if unknown:
-            raise ValidationError(f"unknown {self.param} id {', '.join(unknown)}")
+            raise ValidationError(_("unknown %(param)s id %(ids)s") % {"param": self.param, "ids": ", ".join(unknown)})
         return ids
 
 
@@ -137,7 +145,9 @@ class RegionSlugs(Param):
         by_slug = dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id"))
         unknown = [s for s in slugs if s not in by_slug]
         if unknown:
-            raise ValidationError(f"unknown {self.param} {', '.join(repr(s) for s in unknown)}")
+            raise ValidationError(
+                _("unknown %(param)s %(slugs)s") % {"param": self.param, "slugs": ", ".join(repr(s) for s in unknown)}
+            )
         return list(dict.fromkeys(by_slug[s] for s in slugs))
 
 
@@ -150,7 +160,12 @@ class Outcomes(forms.MultipleChoiceField):
         super().__init__(
             choices=[(o, o) for o in OUTCOMES],
             required=False,
-            error_messages={"invalid_choice": f"outcome must be one of {', '.join(OUTCOMES)}, got %(value)r"},
+            # Lazy: the field is built once, at import; the message is read in each request's language.
+            error_messages={
+                "invalid_choice": format_lazy(
+                    gettext_lazy("outcome must be one of {choices}, got %(value)r"), choices=", ".join(OUTCOMES)
+                )
+            },
             **kwargs,
         )
 
@@ -184,7 +199,8 @@ class ParamsForm(forms.Form):
         try:
             return parse_when(text, self.now)
         except ValueError as exc:
-            raise ValidationError(f"{name}: {exc}") from None
+            # The parser's own words (probes.timeparse) quote what was typed.
+            raise ValidationError(_("%(param)s: %(problem)s") % {"param": name, "problem": exc}) from None
 
     def result(self):
         """The cleaned filters, or BadParameter naming the first bad parameter."""
@@ -222,12 +238,12 @@ class DashboardFilterForm(ParamsForm):
         if window != "custom":
             if since_text or until_text:
                 name = "since" if since_text else "until"
-                self.add_error(name, f"{name} applies to window=custom only")
+                self.add_error(name, _("%(param)s applies to window=custom only") % {"param": name})
             else:
                 data["since"], data["until"] = self.now - WINDOWS[window], self.now
             return data
         if not since_text:
-            self.add_error("since", "a custom window needs since (ISO 8601 or relative such as 24h)")
+            self.add_error("since", _("a custom window needs since (ISO 8601 or relative such as 24h)"))
             return data
         try:
             since = self.when("since", since_text)
@@ -240,9 +256,11 @@ class DashboardFilterForm(ParamsForm):
             self.add_error("until", exc)
             return data
         if since >= until:
-            self.add_error("since", "since must be before until")
+            self.add_error("since", _("since must be before until"))
         elif until - since > MAX_WINDOW:
-            self.add_error("since", f"the window is longer than {MAX_WINDOW.days} days; choose a shorter one")
+            self.add_error(
+                "since", _("the window is longer than %(days)d days; choose a shorter one") % {"days": MAX_WINDOW.days}
+            )
         else:
             data["since"], data["until"] = since, until
         return data
@@ -422,10 +440,12 @@ class ExportFilterForm(ParamsForm):
         until = data.get("until") or self.now
         since = data.get("since") or until - DEFAULT_RANGE
         if since >= until:
-            self.add_error("since", "since must be before until")
+            self.add_error("since", _("since must be before until"))
         elif until - since > MAX_WINDOW:
             self.add_error(
-                "since", f"since: the range to until is longer than {MAX_WINDOW.days} days; choose a shorter one"
+                "since",
+                _("since: the range to until is longer than %(days)d days; choose a shorter one")
+                % {"days": MAX_WINDOW.days},
             )
         else:
             data["since"], data["until"] = since, until
@@ -454,7 +474,9 @@ class FeedTarget(Once):
         if value in (None, "all"):
             return None
         if not (value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_ID):
-            raise ValidationError(f"{self.param} must be a target id or all, got {value!r}")
+            raise ValidationError(
+                _("%(param)s must be a target id or all, got %(value)s") % {"param": self.param, "value": repr(value)}
+            )
         return int(value)
 
 

@@ -10,15 +10,17 @@ read is latency.access's rule.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import capfirst
+from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
+from latency import labels
 from latency.access import dashboard_page, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, MixForm, RegionPageFilterForm
 from probes import deadletters, metrics, readings
@@ -26,12 +28,19 @@ from probes.models import Probe, Region, Target
 from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, TPS, WINDOW_CHOICES, BadParameter, Selection
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
 
-# Display names; the valid values themselves are probes.readings' to decide.
-WINDOW_LABELS = {"15m": "15 min", "1h": "1 h", "24h": "24 h", "7d": "7 days", "30d": "30 days", "custom": "custom"}
+# Display names, translated when shown; the valid values themselves are probes.readings' to decide.
+WINDOW_LABELS = {
+    "15m": gettext_lazy("15 min"),
+    "1h": gettext_lazy("1 h"),
+    "24h": gettext_lazy("24 h"),
+    "7d": gettext_lazy("7 days"),
+    "30d": gettext_lazy("30 days"),
+    "custom": gettext_lazy("custom"),
+}
 WINDOWS = [(value, WINDOW_LABELS.get(value, value)) for value in WINDOW_CHOICES]
 PERCENTILES = list(PERCENTILES_BY_LABEL)
-METRIC_LABELS = {m.name: m.label for m in metrics.SELECTABLE}
-METRICS = [(m.name, m.label) for m in metrics.SELECTABLE]
+# (name, label) of the metric selector; lazy, so each request reads them in its own language.
+METRICS = [(m.name, labels.LABELS.get(m.name, m.label)) for m in metrics.SELECTABLE]
 RECENT_LIMIT = 50
 # The measured columns of a target's recent calls, in the order a call goes through them.
 RECENT_COLUMNS = tuple(metrics.BY_NAME[name] for name in ("ttfb", "ttft", "total", "output_tokens", "tokens_per_s"))
@@ -39,8 +48,11 @@ RECENT_COLUMNS = tuple(metrics.BY_NAME[name] for name in ("ttfb", "ttft", "total
 
 def window_phrase(f: Selection) -> str:
     if f.window == "custom":
-        return f"between {f.since:%Y-%m-%d %H:%M} and {f.until:%Y-%m-%d %H:%M} UTC"
-    return f"in the last {WINDOW_LABELS.get(f.window, f.window)}"
+        return _("between %(since)s and %(until)s UTC") % {
+            "since": f"{f.since:%Y-%m-%d %H:%M}",
+            "until": f"{f.until:%Y-%m-%d %H:%M}",
+        }
+    return _("in the last %(window)s") % {"window": WINDOW_LABELS.get(f.window, f.window)}
 
 
 def empty_window_message(f: Selection) -> str:
@@ -55,13 +67,13 @@ def empty_window_message(f: Selection) -> str:
             }
         subject = ", ".join(names)
     else:
-        subject = "any target"
+        subject = _("any target")
     if f.region_ids:
         places = Region.objects.filter(id__in=f.region_ids).order_by("name").values_list("name", flat=True)
-        subject += " from " + ", ".join(places)
-    return (
-        f"No measurements {window_phrase(f)} for {subject} — widen the window or check that region workers are running."
-    )
+        subject = _("%(targets)s from %(regions)s") % {"targets": subject, "regions": ", ".join(places)}
+    return _(
+        "No measurements %(window)s for %(subject)s — widen the window or check that region workers are running."
+    ) % {"window": window_phrase(f), "subject": subject}
 
 
 def no_data_message(f: Selection, *, has_values: bool) -> str:
@@ -81,7 +93,7 @@ def no_data_message(f: Selection, *, has_values: bool) -> str:
             "No TLS: these targets use plain HTTP, so there is no TLS handshake to measure.",
             len(urls),
         )
-    label = METRIC_LABELS.get(f.metric, f.metric)
+    label = labels.label(f.metric)
     return _("No %(metric)s measurements %(window)s.") % {"metric": label, "window": window_phrase(f)}
 
 
@@ -94,7 +106,7 @@ def table_columns(metric: str, percentile: str) -> list[dict]:
         metric = DEFAULT_METRIC
     if percentile not in PERCENTILES_BY_LABEL:
         percentile = DEFAULT_PERCENTILE
-    unit = metrics.BY_NAME[metric].unit
+    unit = labels.unit(metric)
     columns = [
         {"key": "region", "label": _("Region"), "type": "text"},
         {"key": "target", "label": _("Target"), "type": "text"},
@@ -130,7 +142,12 @@ def _dashboard_config(f: Selection | None) -> dict:
         "region_ids": list(f.region_ids) if f is not None and f.region_ids else [],
         # What the selector's options mean (probes.metrics): the script takes
         # units from here rather than knowing metric names.
-        "metrics": {m.name: {"label": m.label, "short": m.short, "unit": m.unit} for m in metrics.SELECTABLE},
+        "metrics": {
+            m.name: {"label": labels.label(m.name), "short": labels.short(m.name), "unit": labels.unit(m.name)}
+            for m in metrics.SELECTABLE
+        },
+        # The page's language: Plotly's locale and number separators, and the table's number format.
+        "language": get_language() or settings.LANGUAGE_CODE,
         # Words the script shows itself; everything else it shows comes with the API's answers.
         "text": {"all_targets": _("All targets"), "no_rows": _("No measurements in this window.")},
     }
@@ -215,8 +232,8 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,
-        "metric_label": METRIC_LABELS.get(selected["metric"], selected["metric"]),
-        "unit": metrics.BY_NAME[selected["metric"]].unit if selected["metric"] in metrics.BY_NAME else "ms",
+        "metric_label": labels.label(selected["metric"]),
+        "unit": labels.unit(selected["metric"]),
         "window_phrase": window_phrase(f) if f is not None else "",
         "has_data": any(row.get("samples") for row in ranking),
         "no_probes": not Probe.objects.filter(regions=region).exists(),
@@ -227,8 +244,8 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def column_heading(metric: metrics.Metric) -> str:
     # A count is its own unit: "Output tokens", not "Output tokens (tokens)".
     if metric.unit == "tokens":
-        return capfirst(metric.short)
-    return _("%(name)s (%(unit)s)") % {"name": capfirst(metric.short), "unit": metric.unit}
+        return capfirst(labels.short(metric.name))
+    return _("%(name)s (%(unit)s)") % {"name": capfirst(labels.short(metric.name)), "unit": metric.unit}
 
 
 @dashboard_page
@@ -262,7 +279,7 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,
-        "metric_label": metric.label,
+        "metric_label": labels.label(metric.name),
         "unit": metric.unit,
         "higher_is_better": metric.name == TPS,
         "percentile": percentile,

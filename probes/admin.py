@@ -51,26 +51,28 @@ class TargetAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "api_style", "url", "model")}),
         (
-            "Credentials and TLS",
+            _("Credentials and TLS"),
             {
-                "description": "Secrets are never stored: name the environment variable that holds the key "
-                "on the workers, and write secret header values as ${VAR}.",
+                "description": _(
+                    "Secrets are never stored: name the environment variable that holds the key "
+                    "on the workers, and write secret header values as ${VAR}."
+                ),
                 "fields": ("api_key_env", "headers", "ca_bundle"),
             },
         ),
-        ("Where the endpoint is served from", {"fields": ("location_name", "latitude", "longitude")}),
+        (_("Where the endpoint is served from"), {"fields": ("location_name", "latitude", "longitude")}),
         (None, {"fields": ("created_at",)}),
     )
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_probe_count=Count("probes"))
 
-    @admin.display(description="host")
+    @admin.display(description=_("host"))
     def host(self, obj: Target) -> str:
         # The full URL is long and mostly path; the host is what tells targets apart.
         return urlsplit(obj.url).netloc
 
-    @admin.display(description="probes", ordering="_probe_count")
+    @admin.display(description=_("probes"), ordering="_probe_count")
     def probe_count(self, obj: Target) -> int:
         return obj._probe_count
 
@@ -95,19 +97,19 @@ class ProbeAdmin(admin.ModelAdmin):
     actions = ("run_now",)
     fieldsets = (
         (None, {"fields": ("target", "name", "enabled")}),
-        ("Request", {"fields": ("prompt", "max_tokens", "connection")}),
-        ("Schedule", {"fields": ("interval_seconds", "timeout_seconds", "regions")}),
+        (_("Request"), {"fields": ("prompt", "max_tokens", "connection")}),
+        (_("Schedule"), {"fields": ("interval_seconds", "timeout_seconds", "regions")}),
         (None, {"fields": ("created_at", "updated_at")}),
     )
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_region_count=Count("regions"))
 
-    @admin.display(description="regions", ordering="_region_count")
+    @admin.display(description=_("regions"), ordering="_region_count")
     def region_count(self, obj: Probe) -> int:
         return obj._region_count
 
-    @admin.action(description="Run now", permissions=["change"])
+    @admin.action(description=_("Run now"), permissions=["change"])
     def run_now(self, request, queryset):
         # Imported here so the admin loads even while scheduling is being
         # changed, and so tests can substitute it.
@@ -134,7 +136,7 @@ class MeasurementAdmin(WrittenByCodeAdmin):
     list_select_related = ("region", "target")
     date_hierarchy = "started_at"
     search_fields = ("error",)
-    search_help_text = "Search the error text."
+    search_help_text = _("Search the error text.")
     ordering = ("-started_at",)
     # A COUNT(*) over the whole table on every page view is the slowest part
     # of a large changelist; the filtered count is enough.
@@ -143,10 +145,10 @@ class MeasurementAdmin(WrittenByCodeAdmin):
     actions = ("export_csv",)
     fieldsets = (
         (None, {"fields": ("probe", "target", "region", "worker", "scheduled_for", "started_at", "ingested_at")}),
-        ("Outcome", {"fields": ("outcome", "error", "error_type", "retry_after_s")}),
-        ("Connection", {"fields": ("connection", "http_status", "http_version", "remote_addr")}),
+        (_("Outcome"), {"fields": ("outcome", "error", "error_type", "retry_after_s")}),
+        (_("Connection"), {"fields": ("connection", "http_status", "http_version", "remote_addr")}),
         (
-            "Timings (ms from the start of the call)",
+            _("Timings (ms from the start of the call)"),
             {
                 "fields": (
                     "dns_ms",
@@ -161,7 +163,7 @@ class MeasurementAdmin(WrittenByCodeAdmin):
             },
         ),
         (
-            "Tokens",
+            _("Tokens"),
             {
                 "fields": (
                     "output_tokens",
@@ -207,7 +209,7 @@ class MeasurementAdmin(WrittenByCodeAdmin):
     def http(self, obj: Measurement) -> int | None:
         return obj.http_status
 
-    @admin.action(description="Export selected as CSV", permissions=["view"])
+    @admin.action(description=_("Export selected as CSV"), permissions=["view"])
     def export_csv(self, request, queryset):
         # Same columns, query and neutralisation as /export/measurements.csv:
         # only the WHERE differs (the changelist's selection).
@@ -242,11 +244,11 @@ class HourlyRollupAdmin(WrittenByCodeAdmin):
     ordering = ("-hour",)
     show_full_result_count = False
 
-    @admin.display(description="TTFT p50 (ms)")
+    @admin.display(description=_("TTFT p50 (ms)"))
     def ttft_p50(self, obj: HourlyRollup):
         return _percentile(obj.ttft_hist, 0.5)
 
-    @admin.display(description="TTFT p95 (ms)")
+    @admin.display(description=_("TTFT p95 (ms)"))
     def ttft_p95(self, obj: HourlyRollup):
         return _percentile(obj.ttft_hist, 0.95)
 
@@ -273,7 +275,7 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
     list_filter = ("source", "received_at")
     date_hierarchy = "received_at"
     search_fields = ("reason", "worker")
-    search_help_text = "Search the reason and the worker."
+    search_help_text = _("Search the reason and the worker.")
     ordering = ("-received_at",)
     show_full_result_count = False
     list_per_page = 100
@@ -287,11 +289,11 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
     )
     readonly_fields = ("received_at", "source", "reason", "probe_id", "target_id", "region_id", "worker", "received")
 
-    @admin.display(description="reason")
+    @admin.display(description=_("reason"))
     def short_reason(self, obj: DeadLetter) -> str:
         return obj.reason if len(obj.reason) <= 120 else obj.reason[:119] + "…"
 
-    @admin.display(description="as received")
+    @admin.display(description=_("as received"))
     def received(self, obj: DeadLetter):
         text = json.dumps(obj.payload, indent=2, ensure_ascii=False) if obj.payload is not None else obj.payload_text
         return format_html('<pre class="dead-letter">{}</pre>', text)

@@ -17,7 +17,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
+from django.utils.text import format_lazy
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
 from probes.engine.result import (
@@ -67,32 +69,37 @@ def validate_http_url(value: str) -> None:
     # The engine (ProbeSpec) checks the same lower-case prefixes; failing here
     # means the operator sees the error on save, not as a failed probe later.
     if not value.startswith(("http://", "https://")):
-        raise ValidationError("URL must start with http:// or https://", code="url_scheme")
+        raise ValidationError(gettext("URL must start with http:// or https://"), code="url_scheme")
     if any(ch.isspace() for ch in value):
-        raise ValidationError("URL must not contain spaces or line breaks.", code="url_space")
+        raise ValidationError(gettext("URL must not contain spaces or line breaks."), code="url_space")
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018  (raises ValueError on a non-numeric or out-of-range port)
     except ValueError as exc:
-        raise ValidationError("URL is malformed: %(reason)s", code="url_malformed", params={"reason": exc}) from None
+        raise ValidationError(
+            gettext("URL is malformed: %(reason)s"), code="url_malformed", params={"reason": exc}
+        ) from None
     if not parts.hostname:
         raise ValidationError(
-            "URL must include a host name, e.g. https://api.openai.com/v1/chat/completions", code="url_host"
+            gettext("URL must include a host name, e.g. https://api.openai.com/v1/chat/completions"), code="url_host"
         )
     # The engine's own check (IDNA 2008, as httpx encodes names): a host DNS
     # cannot be asked for would otherwise fail every run on every worker.
     problem = host_problem(parts.hostname)
     if problem:
-        raise ValidationError("URL %(problem)s.", code="url_host_invalid", params={"problem": problem})
+        raise ValidationError(gettext("URL %(problem)s."), code="url_host_invalid", params={"problem": problem})
     if parts.username or parts.password:
         raise ValidationError(
-            "Do not put credentials in the URL; name the environment variable holding the key in api_key_env.",
+            gettext("Do not put credentials in the URL; name the environment variable holding the key in api_key_env."),
             code="url_credentials",
         )
-    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+    for name, _value in parse_qsl(parts.query, keep_blank_values=True):
         if name.lower() in KEY_QUERY_PARAMS:
             raise ValidationError(
-                "Do not put the key in the URL (?%(param)s=); name the environment variable holding it in api_key_env.",
+                gettext(
+                    "Do not put the key in the URL (?%(param)s=); "
+                    "name the environment variable holding it in api_key_env."
+                ),
                 code="url_key",
                 params={"param": name},
             )
@@ -101,8 +108,10 @@ def validate_http_url(value: str) -> None:
 def validate_env_name(value: str) -> None:
     if not ENV_NAME.match(value):
         raise ValidationError(
-            "Enter the name of an environment variable (letters, digits and underscores, not starting with a "
-            "digit), e.g. OPENAI_API_KEY, not the key itself.",
+            gettext(
+                "Enter the name of an environment variable (letters, digits and underscores, not starting with a "
+                "digit), e.g. OPENAI_API_KEY, not the key itself."
+            ),
             code="env_name",
         )
 
@@ -112,52 +121,64 @@ def validate_headers(value) -> None:
         return
     if not isinstance(value, dict):
         raise ValidationError(
-            'Headers must be a JSON object of names to values, e.g. {"anthropic-version": "2023-06-01"}.',
+            gettext('Headers must be a JSON object of names to values, e.g. {"anthropic-version": "2023-06-01"}.'),
             code="headers_type",
         )
     for name, val in value.items():
         if not isinstance(name, str) or not HEADER_NAME.match(name):
             raise ValidationError(
-                "%(name)r is not a valid HTTP header name.", code="header_name", params={"name": name}
+                gettext("%(name)r is not a valid HTTP header name."), code="header_name", params={"name": name}
             )
         if not isinstance(val, str):
             raise ValidationError(
-                'Header "%(name)s" must have a string value (got %(type)s); nested objects, lists and numbers '
-                "are not allowed.",
+                gettext(
+                    'Header "%(name)s" must have a string value (got %(type)s); nested objects, lists and numbers '
+                    "are not allowed."
+                ),
                 code="header_value_type",
                 params={"name": name, "type": type(val).__name__},
             )
         if name.lower() in RESERVED_HEADERS:
             raise ValidationError(
-                'Header "%(name)s" is set by the HTTP client itself (from the URL and the request body); remove it.',
+                gettext(
+                    'Header "%(name)s" is set by the HTTP client itself (from the URL and the request body); remove it.'
+                ),
                 code="header_reserved",
                 params={"name": name},
             )
         if any(ch in val for ch in "\r\n\x00"):
             raise ValidationError(
-                'Header "%(name)s" must not contain line breaks.', code="header_value_newline", params={"name": name}
+                gettext('Header "%(name)s" must not contain line breaks.'),
+                code="header_value_newline",
+                params={"name": name},
             )
         bare = ENV_REF.sub("", val)
         problem = char_problem(bare)
         if problem:
             raise ValidationError(
-                'Header "%(name)s" %(problem)s: HTTP header values can carry only printable ASCII, spaces and tabs '
-                "(retype quotes and dashes pasted from a document).",
+                gettext(
+                    'Header "%(name)s" %(problem)s: HTTP header values can carry only printable ASCII, spaces and tabs '
+                    "(retype quotes and dashes pasted from a document)."
+                ),
                 code="header_value_chars",
                 params={"name": name, "problem": problem},
             )
         if "${" in bare:
             raise ValidationError(
-                'Header "%(name)s": ${...} must name an environment variable (letters, digits and underscores, '
-                "not starting with a digit).",
+                gettext(
+                    'Header "%(name)s": ${...} must name an environment variable (letters, digits and underscores, '
+                    "not starting with a digit)."
+                ),
                 code="header_env_ref",
                 params={"name": name},
             )
         if name.lower() in SECRET_HEADERS and (not ENV_REF.search(val) or not AUTH_SCHEME_ONLY.match(bare)):
             raise ValidationError(
-                'Header "%(name)s" holds a literal secret, which would be stored in the database. Put the name '
-                "of the environment variable holding the key in api_key_env, or write the value as a ${VAR} "
-                'reference (e.g. "Bearer ${MY_TOKEN}") that the worker reads from its environment.',
+                gettext(
+                    'Header "%(name)s" holds a literal secret, which would be stored in the database. Put the name '
+                    "of the environment variable holding the key in api_key_env, or write the value as a ${VAR} "
+                    'reference (e.g. "Bearer ${MY_TOKEN}") that the worker reads from its environment.'
+                ),
                 code="header_literal_secret",
                 params={"name": name},
             )
@@ -168,13 +189,13 @@ def validate_absolute_path(value: str) -> None:
     # resolve differently on each one.
     if not PurePosixPath(value).is_absolute():
         raise ValidationError(
-            "Enter an absolute path to a PEM file on the workers, e.g. /etc/latency/ca.pem.", code="ca_path"
+            gettext("Enter an absolute path to a PEM file on the workers, e.g. /etc/latency/ca.pem."), code="ca_path"
         )
 
 
 def validate_positive(value: float) -> None:
     if value is not None and not value > 0:
-        raise ValidationError("Must be greater than zero.", code="not_positive")
+        raise ValidationError(gettext("Must be greater than zero."), code="not_positive")
 
 
 latitude_validators = [
@@ -207,7 +228,7 @@ def _coordinate_checks(prefix: str) -> list[models.CheckConstraint]:
 class Region(models.Model):
     """Where probes run from: one Celery queue of workers per region."""
 
-    slug = models.SlugField(unique=True, help_text='Stable identifier and worker queue name, e.g. "af-lagos".')
+    slug = models.SlugField(unique=True, help_text=_('Stable identifier and worker queue name, e.g. "af-lagos".'))
     name = models.CharField(max_length=100)
     city = models.CharField(max_length=100)
     country = models.CharField(
@@ -219,11 +240,11 @@ class Region(models.Model):
                 code="country",
             )
         ],
-        help_text="ISO 3166-1 alpha-2 code, e.g. NG, GB, US.",
+        help_text=_("ISO 3166-1 alpha-2 code, e.g. NG, GB, US."),
     )
     latitude = models.FloatField(validators=latitude_validators)
     longitude = models.FloatField(validators=longitude_validators)
-    active = models.BooleanField(default=True, help_text="Inactive regions are not scheduled.")
+    active = models.BooleanField(default=True, help_text=_("Inactive regions are not scheduled."))
 
     class Meta:
         ordering = ["name"]
@@ -250,34 +271,42 @@ class Target(models.Model):
         "URL",
         max_length=2000,
         validators=[validate_http_url],
-        help_text="Full endpoint URL, e.g. https://api.openai.com/v1/chat/completions. "
-        "For Gemini, an API base (https://generativelanguage.googleapis.com/v1beta) or a full "
-        ":streamGenerateContent URL.",
+        help_text=_(
+            "Full endpoint URL, e.g. https://api.openai.com/v1/chat/completions. "
+            "For Gemini, an API base (https://generativelanguage.googleapis.com/v1beta) or a full "
+            ":streamGenerateContent URL."
+        ),
     )
     model = models.CharField(
         max_length=200,
         blank=True,
-        help_text="Model name sent with the request. Required for OpenAI and Anthropic styles, and for Gemini "
-        "unless the URL names the model.",
+        help_text=_(
+            "Model name sent with the request. Required for OpenAI and Anthropic styles, and for Gemini "
+            "unless the URL names the model."
+        ),
     )
     api_key_env = models.CharField(
         "API key environment variable",
         max_length=100,
         blank=True,
         validators=[validate_env_name],
-        help_text="Name of the environment variable holding the API key on the workers, e.g. OPENAI_API_KEY. "
-        "The key itself is never stored here; each worker reads it from its own environment at call time.",
+        help_text=_(
+            "Name of the environment variable holding the API key on the workers, e.g. OPENAI_API_KEY. "
+            "The key itself is never stored here; each worker reads it from its own environment at call time."
+        ),
     )
     headers = models.JSONField(
         default=dict,
         blank=True,
         validators=[validate_headers],
-        help_text='Extra request headers as a flat JSON object of strings, e.g. {"anthropic-version": '
-        '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment; secret headers '
-        "(Authorization, x-api-key, ...) must use ${VAR}.",
+        help_text=_(
+            'Extra request headers as a flat JSON object of strings, e.g. {"anthropic-version": '
+            '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment; secret headers '
+            "(Authorization, x-api-key, ...) must use ${VAR}."
+        ),
     )
     location_name = models.CharField(
-        max_length=200, blank=True, help_text='Where the endpoint is served from, e.g. "AWS us-east-1, Ashburn".'
+        max_length=200, blank=True, help_text=_('Where the endpoint is served from, e.g. "AWS us-east-1, Ashburn".')
     )
     latitude = models.FloatField(null=True, blank=True, validators=latitude_validators)
     longitude = models.FloatField(null=True, blank=True, validators=longitude_validators)
@@ -286,8 +315,10 @@ class Target(models.Model):
         max_length=500,
         blank=True,
         validators=[validate_absolute_path],
-        help_text="Path on the workers to a PEM file of extra trusted CAs (a private CA, a corporate proxy). "
-        "Leave empty to trust the system store only.",
+        help_text=_(
+            "Path on the workers to a PEM file of extra trusted CAs (a private CA, a corporate proxy). "
+            "Leave empty to trust the system store only."
+        ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -355,15 +386,15 @@ class Probe(models.Model):
             MinValueValidator(MIN_INTERVAL_S, message=f"Interval must be at least {MIN_INTERVAL_S} seconds."),
             MaxValueValidator(MAX_INTERVAL_S, message=f"Interval must be at most {MAX_INTERVAL_S} seconds (one day)."),
         ],
-        help_text=f"Seconds between runs, {MIN_INTERVAL_S} to {MAX_INTERVAL_S}.",
+        help_text=format_lazy(_("Seconds between runs, {low} to {high}."), low=MIN_INTERVAL_S, high=MAX_INTERVAL_S),
     )
     timeout_seconds = models.FloatField(
         default=30.0,
         validators=[validate_positive],
-        help_text="One deadline for the whole call, stalls included. Must be shorter than the interval.",
+        help_text=_("One deadline for the whole call, stalls included. Must be shorter than the interval."),
     )
     connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES, default=COLD)
-    regions = models.ManyToManyField(Region, related_name="probes", help_text="Regions to run from (at least one).")
+    regions = models.ManyToManyField(Region, related_name="probes", help_text=_("Regions to run from (at least one)."))
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -17,11 +17,12 @@ from collections import defaultdict
 import plotly.graph_objects as go
 import plotly.io as pio
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
+from latency import labels
 from probes import metrics
 from probes.geo import great_circle_km
 
-METRIC_LABELS = {m.name: m.short for m in metrics.METRICS}
 PERCENTILE_LABELS = {0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99"}
 # System fonts only: the dashboard loads nothing from third parties.
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif", "size": 12}
@@ -49,12 +50,12 @@ SEGMENT_COLORS = {
     "streaming": "#009e73",
 }
 SEGMENT_LABELS = {
-    "dns": "DNS",
-    "connect": "TCP connect",
-    "tls": "TLS",
-    "server_wait": "server wait",
-    "first_token": "first token",
-    "streaming": "streaming",
+    "dns": gettext_lazy("DNS"),
+    "connect": gettext_lazy("TCP connect"),
+    "tls": gettext_lazy("TLS"),
+    "server_wait": gettext_lazy("server wait"),
+    "first_token": gettext_lazy("first token"),
+    "streaming": gettext_lazy("streaming"),
 }
 
 
@@ -69,16 +70,16 @@ def label_text(value) -> str:
 
 
 def unit(metric: str) -> str:
-    return metrics.BY_NAME[metric].unit if metric in metrics.BY_NAME else "ms"
+    return labels.unit(metric)
 
 
 def metric_label(metric: str) -> str:
-    return METRIC_LABELS.get(metric, metric)
+    """The metric's short name in the reader's language ("TTFT", "tokens/s")."""
+    return labels.short(metric)
 
 
 def axis_title(metric: str) -> str:
-    m = metrics.BY_NAME.get(metric)
-    return m.axis_title if m is not None else f"{metric} (ms)"
+    return labels.axis_title(metric)
 
 
 def percentile_name(percentile: float | str) -> str:
@@ -230,7 +231,7 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                     line={"width": 1.2, "color": PATH_COLOR},
                     hoverinfo="skip",
                     showlegend=False,
-                    name=f"path {label_text(row['slug'])}",
+                    name=_("path %(region)s") % {"region": label_text(row["slug"])},
                     meta={"role": "path", "region": row["slug"]},
                 )
             )
@@ -289,7 +290,7 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                 text=hover,
                 hovertemplate="%{text}<extra></extra>",
                 customdata=[r["slug"] for r in without],
-                name="no data",
+                name=_("no data"),
                 showlegend=False,
                 meta={"role": "no-data"},
             )
@@ -329,7 +330,7 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                 text=[_region_hover(r, metric, pname, target) for r in with_data],
                 hovertemplate="%{text}<extra></extra>",
                 customdata=[r["slug"] for r in with_data],
-                name="regions",
+                name=_("regions"),
                 showlegend=False,
                 meta={"role": "regions"},
             )
@@ -407,7 +408,7 @@ def phases_figure(rows: list[dict]) -> go.Figure:
                 y=names,
                 x=[row["segments"][segment] for row in rows],
                 orientation="h",
-                name=SEGMENT_LABELS[segment],
+                name=str(SEGMENT_LABELS[segment]),
                 marker={"color": color},
                 customdata=[row["region"] for row in rows],
                 hovertemplate=f"%{{y}}<br>{SEGMENT_LABELS[segment]}: %{{x:.1f}} ms<extra></extra>",
@@ -417,7 +418,7 @@ def phases_figure(rows: list[dict]) -> go.Figure:
     fig.update_layout(
         **_layout(margin={"l": 140, "r": 20, "t": 60, "b": 40}),
         barmode="stack",
-        xaxis={"title": {"text": "median time (ms); segments are differences of medians"}},
+        xaxis={"title": {"text": _("median time (ms); segments are differences of medians")}},
         yaxis={"autorange": "reversed"},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         height=max(290, 90 + 28 * len(rows)),

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from django.utils.translation import gettext as _
+
 from probes import metrics
 
 WINDOWS = {
@@ -68,17 +70,23 @@ class Selection:
 
     def __post_init__(self) -> None:
         if self.since is None or self.until is None:
-            raise BadParameter("since", "since and until are required")
+            raise BadParameter("since", _("since and until are required"))
         self.since = aware(self.since)
         self.until = aware(self.until)
         if self.since >= self.until:
-            raise BadParameter("since", "since must be before until")
+            raise BadParameter("since", _("since must be before until"))
         if self.metric not in METRIC_CHOICES:
-            raise BadParameter("metric", f"metric must be one of {', '.join(METRIC_CHOICES)}")
+            raise BadParameter(
+                "metric", _("metric must be one of %(choices)s") % {"choices": ", ".join(METRIC_CHOICES)}
+            )
         if self.percentile not in PERCENTILES.values():
-            raise BadParameter("percentile", f"percentile must be one of {', '.join(PERCENTILES)}")
+            raise BadParameter(
+                "percentile", _("percentile must be one of %(choices)s") % {"choices": ", ".join(PERCENTILES)}
+            )
         if self.window not in WINDOW_CHOICES:
-            raise BadParameter("window", f"window must be one of {', '.join(WINDOW_CHOICES)}")
+            raise BadParameter(
+                "window", _("window must be one of %(choices)s") % {"choices": ", ".join(WINDOW_CHOICES)}
+            )
         self.target_ids = list(self.target_ids)
         self.region_ids = list(self.region_ids)
         self.probe_ids = list(self.probe_ids)

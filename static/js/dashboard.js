@@ -11,8 +11,24 @@
   const cfg = JSON.parse(configEl.textContent);
   const $ = (id) => document.getElementById(id);
 
-  // topojsonURL keeps Plotly's geo plots off its CDN.
+  // Display strings come from Django's JavaScript catalog (/jsi18n/, loaded
+  // before this file); without it, the English as written.
+  const gettext = window.gettext || ((text) => text);
+  const interpolate = window.interpolate || ((text, values) => text.replace(/%\((\w+)\)s/g, (m, key) => values[key]));
+  // The page's language (<html lang>, the server's too): Plotly's locale and
+  // number separators, the table's numbers.
+  const LANGUAGE = cfg.language || document.documentElement.lang || "en";
+  const CHINESE = LANGUAGE.toLowerCase().startsWith("zh");
+  // Plotly's separators: decimal point, then thousands, as Intl writes them for the language.
+  const SEPARATORS = (() => {
+    const parts = new Intl.NumberFormat(LANGUAGE).formatToParts(12345.6);
+    const part = (type, fallback) => (parts.find((p) => p.type === type) || { value: fallback }).value;
+    return part("decimal", ".") + part("group", ",");
+  })();
+  // topojsonURL keeps Plotly's geo plots off its CDN; zh-CN is Plotly's own
+  // locale file, loaded by the page on Chinese pages only.
   const PLOT_CONFIG = { topojsonURL: cfg.topojson_url, displaylogo: false, responsive: true };
+  if (CHINESE) PLOT_CONFIG.locale = "zh-CN";
   const REFRESH_DELAY_MS = 300;
   const RETRY_FIRST_MS = 1000;
   const RETRY_MAX_MS = 15000;
@@ -134,13 +150,13 @@
     }
     if (seq !== latest[name]) return null; // a newer request overtook this one
     if (response.status === 403 || response.status === 401) {
-      stopLive("Signed out: reload the page to sign in again.");
+      stopLive(gettext("Signed out: reload the page to sign in again."));
       return null;
     }
     const body = await response.json().catch(() => null);
     if (seq !== latest[name] || body === null) return null;
     if (response.status === 400) {
-      showError(body.error + " (parameter " + body.param + ")");
+      showError(interpolate(gettext("%(error)s (parameter %(param)s)"), { error: body.error, param: body.param }, true));
       return null;
     }
     return response.ok ? body : null;
@@ -185,13 +201,14 @@
       return;
     }
     if (!window.Plotly) {
-      el.textContent = "Charts need static/vendor/plotly/plotly.min.js (run collectstatic).";
+      el.textContent = gettext("Charts need static/vendor/plotly/plotly.min.js (run collectstatic).");
       return;
     }
     // A failed draw (the map's topojson fetch cut off by a server restart)
     // must not become an uncaught error: the next refresh draws again.
     const data = figure.data || [];
-    Plotly.react(el, data, fitToWidth(el, data, figure.layout || {}), PLOT_CONFIG).catch((err) => console.warn(id, err));
+    const layout = Object.assign({ separators: SEPARATORS }, fitToWidth(el, data, figure.layout || {}));
+    Plotly.react(el, data, layout, PLOT_CONFIG).catch((err) => console.warn(id, err));
   }
 
   const draw = {
@@ -279,17 +296,22 @@
     if (!columns.some((c) => c.key === sortKey)) sortKey = null;
   }
 
-  const LOCALE = document.documentElement.lang || undefined;
+  // Numbers as the page's language writes them (<html lang>).
+  const LOCALE = document.documentElement.lang || LANGUAGE;
+  const NUMBER = {
+    whole: new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 0 }),
+    tenths: new Intl.NumberFormat(LOCALE, { minimumFractionDigits: 1, maximumFractionDigits: 1 }),
+    any: new Intl.NumberFormat(LOCALE),
+  };
 
   function formatCell(key, value) {
     if (value === null || value === undefined) return "–";
-    if (key === "error_rate") return (value * 100).toLocaleString(LOCALE, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    if (key === "error_rate") return NUMBER.tenths.format(value * 100);
     if (typeof value === "number" && key !== "samples") {
       // The unit is in the column's heading.
-      const digits = Math.abs(value) >= 100 ? 0 : 1;
-      return value.toLocaleString(LOCALE, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+      return (Math.abs(value) >= 100 ? NUMBER.whole : NUMBER.tenths).format(value);
     }
-    return typeof value === "number" ? value.toLocaleString(LOCALE) : String(value);
+    return typeof value === "number" ? NUMBER.any.format(value) : String(value);
   }
 
   function compare(a, b, key, numeric) {
@@ -401,7 +423,7 @@
       if (retryDelay !== RETRY_FIRST_MS) scheduleRefresh();
       opened = true;
       retryDelay = RETRY_FIRST_MS;
-      setLive("on", "live");
+      setLive("on", gettext("live"));
     };
     ws.onmessage = (event) => {
       if (ws === socket) onMessage(JSON.parse(event.data));
@@ -412,7 +434,8 @@
       // a 403 from the API, and then retrying is pointless.
       if (!opened) load("meta");
       const seconds = Math.round(retryDelay / 1000);
-      setLive("off", opened ? "reconnecting in " + seconds + " s" : "offline, retry in " + seconds + " s");
+      const text = opened ? gettext("reconnecting in %(seconds)s s") : gettext("offline, retry in %(seconds)s s");
+      setLive("off", interpolate(text, { seconds }, true));
       retryTimer = setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, RETRY_MAX_MS);
     };
@@ -430,7 +453,7 @@
     signedOut = true;
     clearTimeout(retryTimer);
     if (socket) socket.close();
-    setLive("off", "stopped");
+    setLive("off", gettext("stopped"));
     showError(text);
   }
 
