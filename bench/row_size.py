@@ -2,7 +2,7 @@
 """How much disk does a measurement take? Bytes per stored measurement, its indexes included, and per
 hourly and daily rollup row: the figures behind the README's sizing ("Run it for real").
 
-N realistic measurements (default 100,000; outcomes, failures and phases from bench/ingest.py's
+N realistic measurements (default 100,000; outcomes, failures and phases from bench/workload.py's
 generator) from P probes x every seeded region, one slot every --interval seconds, ending at the last
 full hour, are stored the way the ingest worker stores them (probes.ingest.store, batches of 500, in
 time order as they arrive) and rolled up the way the maintenance queue does (probes.rollups.rebuild_range);
@@ -89,7 +89,7 @@ def seed(probes: int, interval: int) -> tuple[list[tuple[int, int, bool]], list[
 def batches(count: int, probes, regions, interval: int, seed_value: int):
     """Payloads in arrival order, BATCH at a time: every (probe, region) of a slot, slot after slot, the
     last slot just before the last full hour."""
-    from ingest import make_result  # bench/ingest.py: the realistic outcomes and phases
+    from workload import make_result  # bench/workload.py: the realistic outcomes and phases
 
     rng = random.Random(seed_value)
     pairs = [(p, t, http, r, slug) for p, t, http in probes for r, slug in regions]
