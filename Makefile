@@ -54,4 +54,4 @@ messages: $(STAMP)
 	$(BIN)/python manage.py makemessages -d djangojs -l zh_Hans $(MESSAGE_IGNORES)
 
 compilemessages: $(STAMP)
-	$(BIN)/python manage.py compilemessages -l zh_Hans
+	$(BIN)/python manage.py compilemessages -l zh_Hans --ignore=.venv

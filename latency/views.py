@@ -149,7 +149,11 @@ def _dashboard_config(f: Selection | None) -> dict:
         # The page's language: Plotly's locale and number separators, and the table's number format.
         "language": get_language() or settings.LANGUAGE_CODE,
         # Words the script shows itself; everything else it shows comes with the API's answers.
-        "text": {"all_targets": _("All targets"), "no_rows": _("No measurements in this window.")},
+        "text": {
+            "all_targets": _("All targets"),
+            "all_regions": _("All regions"),
+            "no_rows": _("No measurements in this window."),
+        },
     }
 
 
@@ -188,6 +192,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     selected = form.selected
     targets = list(Target.objects.order_by("name"))
     chosen = [t.name for t in targets if t.id in selected["targets"]]
+    regions = list(Region.objects.filter(active=True).order_by("name"))
     context = {
         "no_probes": no_probes,
         "error": error,
@@ -197,7 +202,10 @@ def overview(request: HttpRequest) -> HttpResponse:
         # The target picker's closed state: what is chosen, by name.
         "targets_summary": ", ".join(chosen) or _("All targets"),
         "table_columns": table_columns(selected["metric"], selected["percentile"]),
-        "regions": list(Region.objects.filter(active=True).order_by("name")),
+        "regions": regions,
+        # The region picker's closed state, and chosen regions it does not list (inactive ones).
+        "regions_summary": ", ".join(r.name for r in regions if r.slug in selected["regions"]) or _("All regions"),
+        "unlisted_regions": [slug for slug in selected["regions"] if slug not in {r.slug for r in regions}],
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,

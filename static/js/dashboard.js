@@ -111,11 +111,30 @@
     // Before the form's own listener (this element is nearer the box), so
     // apply() reads the boxes as corrected.
     picker.addEventListener("change", (event) => syncPicker(event.target));
-    // A dropdown closes when the reader clicks elsewhere.
-    document.addEventListener("click", (event) => {
-      if (picker.open && !picker.contains(event.target)) picker.open = false;
-    });
   }
+
+  // ---- the region picker -------------------------------------------------
+  // Checkboxes named "region" (slugs): none ticked means every region.
+
+  const regionPicker = $("region-picker");
+
+  function regionBoxes() {
+    return regionPicker ? Array.from(regionPicker.querySelectorAll('input[name="region"]:checked')) : [];
+  }
+
+  function syncRegionPicker() {
+    const names = regionBoxes().map((box) => box.dataset.name);
+    $("region-summary").textContent = names.length ? names.join(", ") : cfg.text.all_regions;
+  }
+
+  if (regionPicker) regionPicker.addEventListener("change", syncRegionPicker);
+
+  // A dropdown closes when the reader clicks elsewhere.
+  document.addEventListener("click", (event) => {
+    for (const dropdown of [picker, regionPicker]) {
+      if (dropdown && dropdown.open && !dropdown.contains(event.target)) dropdown.open = false;
+    }
+  });
 
   form.addEventListener("change", apply);
   // A chart's own options sit beside it but belong to the form (form="filters"),
@@ -397,7 +416,9 @@
   function wanted(item) {
     const targets = selectedTargets();
     if (targets.length > 1 && !targets.includes(String(item.target_id))) return false;
-    return !cfg.region_ids.length || cfg.region_ids.includes(item.region_id);
+    // The regions ticked now (the page's first ones without the picker).
+    const ids = regionPicker ? regionBoxes().map((box) => Number(box.dataset.id)) : cfg.region_ids;
+    return !ids.length || ids.includes(item.region_id);
   }
 
   function onMessage(message) {

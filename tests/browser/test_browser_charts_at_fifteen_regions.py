@@ -156,3 +156,32 @@ def test_every_region_is_named_and_no_colour_stands_for_two_regions(fifteen_regi
     assert sorted(again["yticks"]) == sorted(CHOSEN)
     assert "over_time=heatmap" in again["search"]
     assert page.recorder.page_errors == [], page.recorder.page_errors
+
+
+def test_regions_ticked_on_the_page_narrow_the_charts_and_draw_as_lines(fifteen_regions, asgi_server, browser_page):
+    page = browser_page
+    origin = asgi_server.origin
+    login(page, origin, "fifteen", PASSWORD)
+    page.goto(f"{origin}/?window=1h&percentile=p50")
+    drawn(page, "timeseries", "d.traces.length === 1 && d.traces[0].type === 'heatmap'")
+
+    # The region picker: a dropdown of checkboxes, as the target picker.
+    page.click("#region-picker summary")
+    for city in CHOSEN[:3]:
+        page.check(f'#region-picker input[name="region"][value="{slug(city)}"]')
+    lines = drawn(page, "timeseries", "d.traces.length === 3 && d.legend.length === 3")
+    assert sorted(lines["legend"]) == sorted(CHOSEN[:3]), lines
+    assert len(set(region_colours(lines).values())) == 3
+    dist = drawn(page, "histograms", "d.yticks.length === 3")
+    assert sorted(dist["yticks"]) == sorted(CHOSEN[:3]), dist
+    # The choice is in the URL (a shareable view) and in the picker's summary.
+    assert all(f"region={slug(city)}" in lines["search"] for city in CHOSEN[:3]), lines["search"]
+    summary = page.text_content("#region-summary")
+    assert all(city in summary for city in CHOSEN[:3]), summary
+
+    # Unticking them all is every region again: the heatmap of fifteen rows.
+    for city in CHOSEN[:3]:
+        page.uncheck(f'#region-picker input[name="region"][value="{slug(city)}"]')
+    heat = drawn(page, "timeseries", "d.traces[0].type === 'heatmap' && d.yticks.length >= 15")
+    assert "region=" not in heat["search"]
+    assert page.recorder.page_errors == [], page.recorder.page_errors

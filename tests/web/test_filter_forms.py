@@ -207,7 +207,11 @@ def test_the_overview_echoes_a_valid_selection_and_keeps_it_in_its_links(signed_
     assert response.status_code == 200
     html = response.content.decode()
     assert f'<input type="checkbox" name="target" value="{t}" data-name="Form target" checked> Form target' in html
-    assert '<input type="hidden" name="region" value="form-near">' in html
+    near = known["near"]
+    # Ticked in the region picker (the far one is offered, not ticked), and named in its summary.
+    assert f'name="region" value="form-near" data-id="{near.id}" data-name="Near" checked>' in html
+    assert f'value="form-far" data-id="{known["far"].id}" data-name="Far">' in html
+    assert '<span id="region-summary">Near</span>' in html
     assert '<option value="24h" selected>' in html and '<option value="total" selected>' in html
     # The "all regions" link drops the region and the blank since, keeping the rest.
     assert f'href="?target={t}&amp;window=24h&amp;metric=total">all regions</a>' in html
