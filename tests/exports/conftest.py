@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.test import AsyncClient
 
-from tests.export_support import ROWS, T0
+from tests.export_support import ROWS, T0, viewer
 
 
 @pytest.fixture
@@ -28,3 +29,11 @@ def loaded(make_region, make_target, make_probe):
             """,
             {"probe": probe.id, "target": probe.target_id, "region": region.id, "n": ROWS, "t0": T0},
         )
+
+
+@pytest.fixture
+def client(django_user_model):
+    """An async client signed in as a user allowed to export (the export views are async)."""
+    client = AsyncClient()
+    client.force_login(viewer(django_user_model))
+    return client

@@ -25,13 +25,6 @@ ISSUE_COLUMNS = [
 
 
 @pytest.fixture
-def client(django_user_model):
-    client = AsyncClient()
-    client.force_login(viewer(django_user_model))
-    return client
-
-
-@pytest.fixture
 def world(make_region, make_target, make_probe):
     lagos = make_region(slug="lagos", name="Lagos", city="Lagos", country="NG")
     paris = make_region(slug="paris", name="Paris", city="Paris", country="FR")

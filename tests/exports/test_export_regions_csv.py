@@ -12,7 +12,6 @@ from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import AsyncClient
 
 from probes.exports.regions import significant
 from probes.histogram import exact_percentile
@@ -31,13 +30,6 @@ ISSUE_COLUMNS = [
     "bucket_start", "region", "region_city", "region_country", "target", "model", "samples", "errors",
     "error_rate", *(f"{m}_{p}_ms" for m in METRICS for p in QS),
 ]  # fmt: skip
-
-
-@pytest.fixture
-def client(django_user_model):
-    client = AsyncClient()
-    client.force_login(viewer(django_user_model))
-    return client
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from datetime import timedelta
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
-from django.test import AsyncClient
 from psycopg import sql
 
 from latency.forms import export_filters
@@ -47,13 +46,6 @@ def test_postgresql_rounds_every_value_to_the_same_text_as_python():
             cursor.execute(sql.SQL("SELECT ({})::text").format(expr).as_string(cursor.cursor.connection))
             [got] = cursor.fetchone()
             assert got == significant(value), value
-
-
-@pytest.fixture
-def client(django_user_model):
-    client = AsyncClient()
-    client.force_login(viewer(django_user_model))
-    return client
 
 
 @pytest.fixture

@@ -44,3 +44,11 @@ def session_cookie(django_user_model):
     client = Client()
     client.force_login(user)
     return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+
+
+@pytest.fixture
+def viewer(client, django_user_model):
+    """A signed-in user without special permissions, on the test's `client`."""
+    user = django_user_model.objects.create_user(username="viewer", password="a-long-test-password-9931")
+    client.force_login(user)
+    return user

@@ -19,13 +19,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def viewer(client, django_user_model):
-    user = django_user_model.objects.create_user(username="viewer", password="a-long-test-password-9931")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
 def world(make_region, make_target, make_probe):
     """One target measured from two regions over the last hour."""
     tokyo = make_region(slug="api-tokyo", name="Tokyo", city="Tokyo", country="JP", latitude=35.68, longitude=139.65)

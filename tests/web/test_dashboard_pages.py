@@ -17,13 +17,6 @@ DEMO_BANNER = "Demo data: latencies are emulated on one machine"
 
 
 @pytest.fixture
-def viewer(client, django_user_model):
-    user = django_user_model.objects.create_user(username="viewer", password="a-long-test-password-9931")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
 def world(make_region, make_target, make_probe):
     """Two regions, a fast and a slow target probed from both, with the last
     hour of measurements; the slow one failed twice from Lagos."""

@@ -13,13 +13,6 @@ from tests.factories import MeasurementFactory, ProbeFactory, TargetFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def viewer(client, django_user_model):
-    user = django_user_model.objects.create_user(username="viewer", password="a-long-test-password-9931")
-    client.force_login(user)
-    return user
-
-
 def headings(html: str, table_id: str) -> list[str]:
     table = html.split(f'id="{table_id}"', 1)[1].split("</thead>", 1)[0]
     return [re.sub(r"\s+", " ", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", table, re.S)]

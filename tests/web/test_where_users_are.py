@@ -21,13 +21,6 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def viewer(client, django_user_model):
-    user = django_user_model.objects.create_user(username="viewer", password="a-long-test-password-9931")
-    client.force_login(user)
-    return user
-
-
-@pytest.fixture
 def world(make_region, make_target, make_probe):
     """Lagos and London (active), Oslo (inactive); "Split" fast for Lagos and
     slow for London, "Even" the same for both, with the last hour's data."""
