@@ -39,10 +39,10 @@ from probes.engine.styles.gemini import model_in_url
 ENGINE_FIELDS = tuple(name for name in MEASUREMENT_FIELDS if name != "started_at")
 
 STYLE_LABELS = {
-    "openai": "OpenAI-compatible chat completions",
-    "anthropic": "Anthropic Messages",
-    "gemini": "Google Gemini",
-    "http": "Plain HTTP (phases only, no tokens)",
+    "openai": _("OpenAI-compatible chat completions"),
+    "anthropic": _("Anthropic Messages"),
+    "gemini": _("Google Gemini"),
+    "http": _("Plain HTTP (phases only, no tokens)"),
 }
 STYLE_CHOICES = [(style, STYLE_LABELS.get(style, style)) for style in STYLES]
 OUTCOME_CHOICES = [(outcome, outcome.replace("_", " ")) for outcome in OUTCOMES]
@@ -199,12 +199,12 @@ def validate_positive(value: float) -> None:
 
 
 latitude_validators = [
-    MinValueValidator(-90, message="Latitude must be between -90 and 90."),
-    MaxValueValidator(90, message="Latitude must be between -90 and 90."),
+    MinValueValidator(-90, message=_("Latitude must be between -90 and 90.")),
+    MaxValueValidator(90, message=_("Latitude must be between -90 and 90.")),
 ]
 longitude_validators = [
-    MinValueValidator(-180, message="Longitude must be between -180 and 180."),
-    MaxValueValidator(180, message="Longitude must be between -180 and 180."),
+    MinValueValidator(-180, message=_("Longitude must be between -180 and 180.")),
+    MaxValueValidator(180, message=_("Longitude must be between -180 and 180.")),
 ]
 
 
@@ -215,12 +215,12 @@ def _coordinate_checks(prefix: str) -> list[models.CheckConstraint]:
         models.CheckConstraint(
             condition=Q(latitude__gte=-90, latitude__lte=90),
             name=f"{prefix}_latitude_range",
-            violation_error_message="Latitude must be between -90 and 90.",
+            violation_error_message=_("Latitude must be between -90 and 90."),
         ),
         models.CheckConstraint(
             condition=Q(longitude__gte=-180, longitude__lte=180),
             name=f"{prefix}_longitude_range",
-            violation_error_message="Longitude must be between -180 and 180.",
+            violation_error_message=_("Longitude must be between -180 and 180."),
         ),
     ]
 
@@ -236,7 +236,7 @@ class Region(models.Model):
         validators=[
             RegexValidator(
                 r"^[A-Z]{2}\Z",
-                message="Country must be an ISO 3166-1 alpha-2 code: two upper-case letters, e.g. NG.",
+                message=_("Country must be an ISO 3166-1 alpha-2 code: two upper-case letters, e.g. NG."),
                 code="country",
             )
         ],
@@ -253,7 +253,7 @@ class Region(models.Model):
             models.CheckConstraint(
                 condition=Q(country__regex=r"^[A-Z]{2}$"),
                 name="region_country_alpha2",
-                violation_error_message="Country must be an ISO 3166-1 alpha-2 code: two upper-case letters.",
+                violation_error_message=_("Country must be an ISO 3166-1 alpha-2 code: two upper-case letters."),
             ),
         ]
 
@@ -376,15 +376,23 @@ class Probe(models.Model):
     max_tokens = models.PositiveIntegerField(
         default=64,
         validators=[
-            MinValueValidator(1, message="max_tokens must be at least 1."),
-            MaxValueValidator(MAX_TOKENS_LIMIT, message=f"max_tokens must be at most {MAX_TOKENS_LIMIT}."),
+            MinValueValidator(1, message=_("max_tokens must be at least 1.")),
+            MaxValueValidator(
+                MAX_TOKENS_LIMIT, message=format_lazy(_("max_tokens must be at most {limit}."), limit=MAX_TOKENS_LIMIT)
+            ),
         ],
     )
     interval_seconds = models.PositiveIntegerField(
         default=60,
         validators=[
-            MinValueValidator(MIN_INTERVAL_S, message=f"Interval must be at least {MIN_INTERVAL_S} seconds."),
-            MaxValueValidator(MAX_INTERVAL_S, message=f"Interval must be at most {MAX_INTERVAL_S} seconds (one day)."),
+            MinValueValidator(
+                MIN_INTERVAL_S,
+                message=format_lazy(_("Interval must be at least {seconds} seconds."), seconds=MIN_INTERVAL_S),
+            ),
+            MaxValueValidator(
+                MAX_INTERVAL_S,
+                message=format_lazy(_("Interval must be at most {seconds} seconds (one day)."), seconds=MAX_INTERVAL_S),
+            ),
         ],
         help_text=format_lazy(_("Seconds between runs, {low} to {high}."), low=MIN_INTERVAL_S, high=MAX_INTERVAL_S),
     )
@@ -405,22 +413,26 @@ class Probe(models.Model):
             models.UniqueConstraint(
                 fields=["target", "name"],
                 name="probe_unique_name_per_target",
-                violation_error_message="This target already has a probe with this name.",
+                violation_error_message=_("This target already has a probe with this name."),
             ),
             models.CheckConstraint(
                 condition=Q(interval_seconds__gte=MIN_INTERVAL_S, interval_seconds__lte=MAX_INTERVAL_S),
                 name="probe_interval_range",
-                violation_error_message=f"Interval must be between {MIN_INTERVAL_S} and {MAX_INTERVAL_S} seconds.",
+                violation_error_message=format_lazy(
+                    _("Interval must be between {low} and {high} seconds."), low=MIN_INTERVAL_S, high=MAX_INTERVAL_S
+                ),
             ),
             models.CheckConstraint(
                 condition=Q(timeout_seconds__gt=0, timeout_seconds__lt=F("interval_seconds")),
                 name="probe_timeout_within_interval",
-                violation_error_message="Timeout must be greater than zero and shorter than the interval.",
+                violation_error_message=_("Timeout must be greater than zero and shorter than the interval."),
             ),
             models.CheckConstraint(
                 condition=Q(max_tokens__gte=1, max_tokens__lte=MAX_TOKENS_LIMIT),
                 name="probe_max_tokens_range",
-                violation_error_message=f"max_tokens must be between 1 and {MAX_TOKENS_LIMIT}.",
+                violation_error_message=format_lazy(
+                    _("max_tokens must be between 1 and {limit}."), limit=MAX_TOKENS_LIMIT
+                ),
             ),
         ]
 
