@@ -152,7 +152,9 @@ def histogram_figure(
     order = _("higher is better: highest at the top") if higher_better else _("fastest at the top")
     fig.update_layout(
         **_layout(margin={"l": 10, "r": 20, "t": 40, "b": 50}),
-        height=max(260, 130 + BOX_ROW_PX * len(stats)),
+        # At least 300 px: on a phone the legend moves under the chart and the
+        # x axis labels wrap, and a few rows must still get a plot to read.
+        height=max(300, 130 + BOX_ROW_PX * len(stats)),
         # Anywhere along a row shows that row's numbers.
         hovermode="y",
         xaxis={

@@ -220,7 +220,9 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
         )  # fmt: skip
     fig.update_layout(
         **_layout(margin={"l": 10, "r": 10, "t": 40 if note else 20, "b": 50}),
-        height=max(260, 110 + HEATMAP_ROW_PX * len(slugs)),
+        # At least 300 px, as the distribution: a phone's wrapped time labels
+        # take their share and a few rows still get a plot to read.
+        height=max(300, 110 + HEATMAP_ROW_PX * len(slugs)),
         xaxis={"type": "date", "title": {"text": _("time (UTC)")}},
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         annotations=annotations,

@@ -45,7 +45,8 @@ def test_a_series_point_carries_the_chosen_percentile(probe, now, window, rel):
         if point["bucket_start"] < f.since or point["bucket_start"] + size > now or not values:
             continue  # partial buckets hold only the window's share
         assert point["value"] == pytest.approx(exact_percentile(values, 0.9), rel=rel)
-        assert point["p50"] < point["value"] < point["p95"]
+        # Ordered; on rolled-up buckets p90 and p95 may read the same histogram bucket.
+        assert point["p50"] <= point["value"] <= point["p95"]
         checked += 1
     assert checked >= 2
 
