@@ -25,7 +25,7 @@ from latency.access import dashboard_page, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, MixForm, RegionPageFilterForm
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
-from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, TPS, WINDOW_CHOICES, BadParameter, Selection
+from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, WINDOW_CHOICES, BadParameter, Selection
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
 
 # Display names, translated when shown; the valid values themselves are probes.readings' to decide.
@@ -289,7 +289,7 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
         "metrics": METRICS,
         "metric_label": labels.label(metric.name),
         "unit": metric.unit,
-        "higher_is_better": metric.name == TPS,
+        "higher_is_better": metric.higher_is_better,
         "percentile": percentile,
         # The chosen percentile gets a column of its own unless it is one of the two always shown.
         "extra_percentile": percentile not in ("p50", "p95"),

@@ -46,6 +46,9 @@ class Metric:
     measurement_csv: bool = False
     # A milestone of the phase breakdown (dns, connect, tls, ttfb, ttft, total).
     phase: bool = False
+    # A rate, where more is better: rankings put the largest first and colour
+    # scales turn round (every other metric is a time or a count).
+    higher_is_better: bool = False
     # Values above this are not measurements of the metric, whatever sent
     # them: ingest stores NULL instead (probes.ingest) and says so.
     ceiling: float | None = None
@@ -91,7 +94,7 @@ METRICS: tuple[Metric, ...] = (
     # percentiles exist at every window. Higher is better (probes.readings'
     # ranking), and values past TOKENS_PER_S_CEILING are not stored.
     Metric("tokens_per_s", "Tokens per second", "tokens/s", "tok/s", "tokens_per_s", step=10,
-           histogram=True, selectable=True, measurement_csv=True, ceiling=TOKENS_PER_S_CEILING),
+           histogram=True, selectable=True, measurement_csv=True, ceiling=TOKENS_PER_S_CEILING, higher_is_better=True),
     Metric("first_event", "First stream event", "first event", "ms", "first_event_ms", step=5),
     Metric("output_tokens", "Output tokens", "output tokens", "tokens", "output_tokens", step=9,
            kind="int", measurement_csv=True),

@@ -358,7 +358,7 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
 # Rows of regions (the distribution and the time series) --------------------------
 
 # Metrics where a larger number is the better one.
-HIGHER_IS_BETTER = frozenset({"tokens_per_s"})
+HIGHER_IS_BETTER = frozenset(m.name for m in metrics.METRICS if m.higher_is_better)
 
 
 def colorscale(metric: str) -> str:

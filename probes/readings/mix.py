@@ -31,7 +31,7 @@ from probes.histogram import bucket_value
 from probes.metrics import BY_NAME
 from probes.models import Region, Target
 from probes.readings.rows import MixRegionRow, MixRow, MixShare, Reading
-from probes.readings.selection import TPS, BadParameter, Selection
+from probes.readings.selection import BadParameter, Selection
 
 # The table's reading (region x target readings of a window, raw values kept
 # on raw windows): the mix reads exactly what the per-region figures read.
@@ -234,7 +234,7 @@ def mix(shares: Mapping[int, float], f: Selection) -> list[MixRow]:
         region_ids=[s["region_id"] for s in people],
     )
     rows = [_target_row(target, people, coords, readings, f) for target in targets]
-    sign = -1 if f.metric == TPS else 1
+    sign = -1 if BY_NAME[f.metric].higher_is_better else 1
 
     def rank_key(row: MixRow) -> tuple:
         value = row["value"]

@@ -13,7 +13,7 @@ from probes.histogram import Histogram
 from probes.metrics import BY_NAME, PHASES
 from probes.models import Probe, Region, Target
 from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, Reading, RegionSummaryRow, TableRow
-from probes.readings.selection import TPS, BadParameter, Selection
+from probes.readings.selection import BadParameter, Selection
 from probes.readings.window import read_window
 
 PHASE_METRICS = tuple(m.name for m in PHASES)
@@ -238,7 +238,7 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
                 "value": value,
             }
         )
-    sign = -1 if f.metric == TPS else 1
+    sign = -1 if BY_NAME[f.metric].higher_is_better else 1
 
     def rank_key(row: RankingRow) -> tuple[bool, float, str]:
         score = row["p50"]
