@@ -60,7 +60,9 @@ def bench_env(db_name: str) -> dict[str, str]:
 
 def seed(probes: int, interval: int) -> tuple[list[tuple[int, int, bool]], list[tuple[int, str]]]:
     """Bench targets and probes, one per target, from every region: (probe, target, plain HTTP) and regions."""
-    from probes.models import Probe, Region, Target
+    from workload import bench_target  # bench/workload.py: the ingest bench's targets, named for this bench
+
+    from probes.models import Probe, Region
 
     regions = list(Region.objects.order_by("id").values_list("id", "slug"))
     if not regions:
@@ -68,14 +70,7 @@ def seed(probes: int, interval: int) -> tuple[list[tuple[int, int, bool]], list[
     out = []
     for i in range(probes):
         style = STYLES[i % len(STYLES)]
-        target, _ = Target.objects.get_or_create(
-            name=f"rowsize-target-{i}",
-            defaults={
-                "api_style": style,
-                "url": f"https://rowsize-{i}.invalid/v1/chat/completions",
-                "model": "" if style in ("gemini", "http") else "rowsize-model",
-            },
-        )
+        target = bench_target("rowsize", i, style)
         probe, _ = Probe.objects.update_or_create(
             target=target,
             name=f"rowsize-probe-{i}",

@@ -19,25 +19,32 @@ LATE_FRACTION = 0.01  # rows one to three hours back (redeliveries): batches the
 # --- the workload: realistic payloads, one distinct slot each ----------------------------------------
 
 
+def bench_target(prefix: str, i: int, style: str):
+    """The i-th bench target of a bench (get-or-create, so reruns reuse it): a URL that never resolves, and a
+    model where the style sends one."""
+    from probes.models import Target
+
+    target, _ = Target.objects.get_or_create(
+        name=f"{prefix}-target-{i}",
+        defaults={
+            "api_style": style,
+            "url": f"https://{prefix}-{i}.invalid/v1/chat/completions",
+            "model": "" if style in ("gemini", "http") else f"{prefix}-model",
+        },
+    )
+    return target
+
+
 def seed_rows() -> tuple[list[tuple[int, int]], list[int]]:
     """Bench targets and probes (get-or-create); returns (probe_id, target_id) pairs and region ids."""
-    from probes.models import Probe, Region, Target
+    from probes.models import Probe, Region
 
     regions = list(Region.objects.order_by("id"))
     if not regions:
         raise BenchError("no regions in the bench database (the seed migration did not run?)")
     targets = []
     for i in range(TARGETS):
-        style = ("openai", "anthropic", "gemini", "openai", "http")[i % 5]
-        target, _ = Target.objects.get_or_create(
-            name=f"bench-target-{i}",
-            defaults={
-                "api_style": style,
-                "url": f"https://bench-{i}.invalid/v1/chat/completions",
-                "model": "" if style in ("gemini", "http") else "bench-model",
-            },
-        )
-        targets.append(target)
+        targets.append(bench_target("bench", i, ("openai", "anthropic", "gemini", "openai", "http")[i % 5]))
     pairs = []
     for j in range(PROBES):
         target = targets[j % TARGETS]
