@@ -245,6 +245,8 @@ class Region(models.Model):
     latitude = models.FloatField(validators=latitude_validators)
     longitude = models.FloatField(validators=longitude_validators)
     active = models.BooleanField(default=True, help_text=_("Inactive regions are not scheduled."))
+    # Runs are counted as missed only from here on: a region just (re)activated has missed nothing before.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
@@ -693,3 +695,8 @@ class DeadLetter(models.Model):
     def __str__(self) -> str:
         when = self.received_at.strftime("%Y-%m-%d %H:%M:%S") if self.received_at else "?"
         return f"rejected at {when} UTC: {self.reason[:80]}"
+
+
+# Region credentials, workers and missed runs live in their own module (probes.fleet) and
+# are registered with the app here.
+from probes.fleet.models import MissedRun, RegionKey, Worker, WorkerBeat  # noqa: E402, F401

@@ -1,0 +1,88 @@
+"""Region credentials on the central side: making one (shown once), rotating
+with an overlap, and finding the key a signed message names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db import transaction
+
+from probes.worker.protocol import Credential, PublicKey
+
+# How long the previous credential keeps working after a rotation unless told
+# otherwise: time to put the new one on the region's hosts and restart them.
+DEFAULT_OVERLAP = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    credential: str  # shown once, never stored
+    key_id: str
+    retired: int  # earlier keys given an end by this rotation
+    old_keys_retire_at: datetime | None
+
+
+def issue_key(
+    region, *, overlap: timedelta = DEFAULT_OVERLAP, note: str = "", now: datetime | None = None
+) -> IssuedKey:
+    """A new credential for `region`. Keys already in force stop being
+    accepted after `overlap` (at once with timedelta(0)); a key that was
+    already set to retire sooner keeps its earlier end."""
+    from probes.models import Region, RegionKey
+
+    now = now or datetime.now(UTC)
+    credential, text = Credential.new()
+    ends = now + overlap
+    with transaction.atomic():
+        # Locked: two rotations at once must not both leave their old keys in force.
+        Region.objects.select_for_update().filter(pk=region.pk).exists()
+        live = RegionKey.objects.filter(region=region).exclude(retires_at__lte=now)
+        retired = live.filter(retires_at__isnull=True).update(retires_at=ends)
+        retired += live.filter(retires_at__gt=ends).update(retires_at=ends)
+        RegionKey.objects.create(
+            region=region,
+            key_id=credential.key_id,
+            public_key=credential.public_key,
+            created_at=now,
+            note=note[:200],
+        )
+    return IssuedKey(text, credential.key_id, retired, ends if retired else None)
+
+
+@dataclass(frozen=True)
+class KnownKey:
+    key: PublicKey
+    region_id: int
+    region_slug: str
+    region_active: bool
+    retires_at: datetime | None
+
+    def problem(self, claimed_region: str, now: datetime) -> str | None:
+        """Why a message signed with this key for `claimed_region` is refused, or None."""
+        if claimed_region != self.region_slug:
+            return (
+                f"key {self.key.key_id} belongs to region {self.region_slug}, "
+                f"not to {claimed_region}: a region's credential speaks only for that region"
+            )
+        if self.retires_at is not None and self.retires_at <= now:
+            return (
+                f"key {self.key.key_id} of region {self.region_slug} was retired at "
+                f"{self.retires_at:%Y-%m-%d %H:%M:%S} UTC: install the region's current credential"
+            )
+        return None
+
+
+def known_keys(key_ids) -> dict[str, KnownKey]:
+    """The stored keys among `key_ids`, whatever their state."""
+    from probes.models import RegionKey
+
+    found = RegionKey.objects.filter(key_id__in=set(key_ids)).select_related("region")
+    return {
+        k.key_id: KnownKey(PublicKey(k.key_id, k.public_key), k.region_id, k.region.slug, k.region.active, k.retires_at)
+        for k in found
+    }
+
+
+def unknown_key_reason(key_id: str, region: str) -> str:
+    return f"key {key_id} is not a credential of this site (claimed region {region}): a wrong or deleted credential"

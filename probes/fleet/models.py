@@ -1,0 +1,123 @@
+"""Region credentials, region workers as their heartbeats describe them, and
+scheduled runs that no worker picked up. Imported by probes.models."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class RegionKey(models.Model):
+    """A region's credential, kept as its public key only: the private half
+    was shown once when it was made and lives on the region's hosts. A key
+    is in force until retires_at (NULL: no end); rotating gives the old key a
+    retires_at a little ahead, so workers can be moved over without a gap."""
+
+    region = models.ForeignKey("probes.Region", on_delete=models.CASCADE, related_name="keys")
+    key_id = models.CharField(
+        max_length=16, unique=True, help_text=_("First 16 hex digits of the public key's SHA-256; not secret.")
+    )
+    public_key = models.CharField(max_length=64, help_text=_("Ed25519 public key, base64url."))
+    created_at = models.DateTimeField()
+    retires_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("From this moment the key is refused (empty: in force).")
+    )
+    note = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        ordering = ["region", "-created_at"]
+        verbose_name = _("region credential")
+        verbose_name_plural = _("region credentials")
+
+    def __str__(self) -> str:
+        return f"{self.region.slug} key {self.key_id}"
+
+
+class Worker(models.Model):
+    """One region-worker process (a start of `latency-atlas worker`), as its
+    latest heartbeat describes it."""
+
+    RUNNING = "running"
+    STOPPED = "stopped"
+    STATE_CHOICES = [(RUNNING, _("running")), (STOPPED, _("stopped"))]
+
+    instance = models.CharField(max_length=32, unique=True, help_text=_("Random id chosen by the process at start."))
+    region = models.ForeignKey("probes.Region", on_delete=models.CASCADE, related_name="workers")
+    key_id = models.CharField(max_length=16)
+    name = models.CharField(max_length=255, help_text=_("Celery node name."))
+    hostname = models.CharField(max_length=255)
+    release = models.CharField(max_length=40)
+    schema = models.PositiveSmallIntegerField()
+    engine = models.CharField(max_length=200, blank=True, default="")
+    state = models.CharField(max_length=8, choices=STATE_CHOICES, default=RUNNING)
+    started_at = models.DateTimeField()
+    last_seen = models.DateTimeField(help_text=_("Central time of the latest heartbeat."))
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    runs = models.PositiveBigIntegerField(default=0, help_text=_("Runs finished since the process started."))
+    in_flight = models.PositiveIntegerField(default=0)
+    queue_depth = models.PositiveIntegerField(null=True, blank=True)
+    clock_offset_ms = models.FloatField(
+        null=True, blank=True, help_text=_("Worker clock minus central clock, from the heartbeat's round trip.")
+    )
+    round_trip_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["region", "-last_seen"]
+        indexes = [
+            # Region status and the region page: WHERE region_id = ... ORDER BY last_seen DESC,
+            # and every region's latest heartbeat (the map).
+            models.Index(fields=["region", "-last_seen"], name="worker_region_seen"),
+            # Pruning workers not seen for a long time.
+            models.Index(fields=["last_seen"], name="worker_last_seen"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.instance[:8]})"
+
+
+class WorkerBeat(models.Model):
+    """A short history of heartbeats (LATENCY_HEARTBEAT_HISTORY_HOURS)."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="beats")
+    at = models.DateTimeField()
+    in_flight = models.PositiveIntegerField(default=0)
+    runs = models.PositiveBigIntegerField(default=0)
+    queue_depth = models.PositiveIntegerField(null=True, blank=True)
+    clock_offset_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # A worker's recent history (newest first), and pruning by age.
+            models.Index(fields=["worker", "-at"], name="worker_beat_recent"),
+            models.Index(fields=["at"], name="worker_beat_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"heartbeat at {self.at:%Y-%m-%d %H:%M:%S} UTC" if self.at else "heartbeat"
+
+
+class MissedRun(models.Model):
+    """A scheduled run with no measurement long after it was due: no worker
+    picked it up (region dark, workers saturated, a stale order skipped).
+    Counted per region beside samples and errors; a measurement that still
+    arrives later wins (readers count only missed runs without one)."""
+
+    probe = models.ForeignKey("probes.Probe", on_delete=models.CASCADE, related_name="missed_runs", db_index=False)
+    target = models.ForeignKey("probes.Target", on_delete=models.CASCADE, related_name="missed_runs", db_index=False)
+    region = models.ForeignKey("probes.Region", on_delete=models.CASCADE, related_name="missed_runs", db_index=False)
+    scheduled_for = models.DateTimeField()
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            # One per slot, the same key as Measurement's: closing slots twice records once.
+            models.UniqueConstraint(fields=["probe", "region", "scheduled_for"], name="missed_run_one_per_slot"),
+        ]
+        indexes = [
+            # Counting a window's missed runs per region and target; pruning by age.
+            models.Index(fields=["scheduled_for", "region"], name="missed_run_when"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.scheduled_for.strftime("%Y-%m-%d %H:%M:%S") if self.scheduled_for else "?"
+        return f"missed run of {when} UTC"
