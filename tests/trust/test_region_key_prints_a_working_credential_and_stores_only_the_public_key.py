@@ -20,25 +20,13 @@ from probes.worker.protocol import Credential
 from tests.conftest import _database_url
 from tests.factories import sealed_results
 from tests.support import ROOT
-from tests.trust.conftest import ingest
+from tests.trust.conftest import every_stored_text, ingest
 
 
 def region_key(*args: str) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     call_command("region_key", *args, stdout=out, stderr=err)
     return out.getvalue(), err.getvalue()
-
-
-def every_stored_text() -> str:
-    """Every row of every table of ours, as text: where a leaked secret would be."""
-    with connection.cursor() as cur:
-        cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
-        tables = [name for (name,) in cur.fetchall()]
-        texts = []
-        for table in tables:
-            cur.execute(f'SELECT t::text FROM "{table}" t')
-            texts.extend(text for (text,) in cur.fetchall())
-    return "\n".join(texts)
 
 
 def test_region_key_prints_only_a_working_credential_and_the_database_holds_only_its_public_key(region, payloads):
