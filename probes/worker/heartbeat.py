@@ -180,6 +180,12 @@ class Heartbeats:
         try:
             channel = conn.channel()
             return int(channel.queue_declare(queue=region_queue(slug), passive=True).message_count)
+        except conn.channel_errors as exc:
+            if self.config.scheme.startswith("redis"):
+                # Redis keeps a queue as a list, and an empty list does not exist: "not found" is 0.
+                return 0
+            log.debug("queue depth of %s: %s", slug, exc)
+            return None
         except Exception as exc:  # a queue not declared yet, or a broker hiccup: unknown, not zero
             log.debug("queue depth of %s: %s", slug, exc)
             return None
