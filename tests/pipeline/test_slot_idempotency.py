@@ -46,12 +46,14 @@ def test_duplicate_deliveries_of_a_slot_are_stored_once(pipeline, llm_probe):
 def test_missed_runs_are_not_fired_in_a_burst(pipeline, llm_probe):
     from datetime import timedelta
 
-    probe = llm_probe(slug="test-sydney", interval=10)
+    # 30 s: the current slot must still be current when the workers are up, which on a busy
+    # two-core machine took 11 s once.
+    probe = llm_probe(slug="test-sydney", interval=30)
     region = probe.regions.get()
     now = datetime.now(UTC).replace(microsecond=0)
     # Runs queued while no worker listened: five stale slots and the current one.
     for k in range(5, 0, -1):
-        publish(pipeline.app, _slot(probe, region, now - timedelta(seconds=10 * k + 5)))
+        publish(pipeline.app, _slot(probe, region, now - timedelta(seconds=30 * k + 5)))
     publish(pipeline.app, _slot(probe, region, now))
     # One whose expiry has passed entirely.
     publish(pipeline.app, _slot(probe, region, now - timedelta(hours=1)), expires=now - timedelta(minutes=1))
