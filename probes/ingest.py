@@ -17,8 +17,10 @@ import logging
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from typing import TypeVar
 
 import psycopg
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection, transaction
@@ -29,6 +31,7 @@ from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS
 from probes.rollups import lock_hours
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Validated and stored as they are: every metric of the registry, and the
 # other stored fields (probes.metrics; tests/readings/test_metric_registry.py checks
@@ -338,8 +341,28 @@ def ingest_messages(messages: list[tuple]) -> int:
     or one payload, is kept as a dead letter with the reason."""
     from probes.fleet.trust import open_results
 
-    opened = open_results(messages, datetime.now(UTC))
+    # The keys are looked up in the database: an outage is waited out here
+    # too, the messages unacknowledged meanwhile, never dropped.
+    opened = _waiting_out_outages(lambda: open_results(messages, datetime.now(UTC)))
     return store_with_retry(opened.payloads, rejected=opened.refused)
+
+
+def _waiting_out_outages(read: Callable[[], T], *, max_wait_s: float | None = None) -> T:
+    """read(), again and again while the database is unreachable."""
+    delay = 0.5
+    waited = 0.0
+    while True:
+        try:
+            return read()
+        except (OperationalError, InterfaceError) as exc:
+            if max_wait_s is not None and waited >= max_wait_s:
+                raise
+            log.warning("ingest: database unavailable (%s); retrying in %.1f s", str(exc).strip()[:200], delay)
+            close_old_connections()
+            connection.close()
+            time.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 10.0)
 
 
 def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max_wait_s: float | None = None) -> int:

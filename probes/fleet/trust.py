@@ -109,10 +109,9 @@ def open_results(messages: list[tuple], now: datetime) -> Opened:
     if claimed:
         region_ids = _region_ids({region for _, _, region in claimed if region})
         for value, reason, region in claimed:
-            names: dict = {"region_id": region_ids.get(region)} if region else {}
-            worker = _worker_named(value)
-            if worker:
-                names["worker"] = worker
+            names = _named(value)
+            if region:
+                names["region_id"] = region_ids.get(region)
             out.refused.append((value, reason, names))
         out.messages_refused += len(claimed)
     return out
@@ -134,15 +133,18 @@ def _region_ids(slugs: set[str]) -> dict[str, int]:
     return dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id")) if slugs else {}
 
 
-def _worker_named(value: object) -> str | None:
-    """The worker a refused message says sent it (its own, unverified claim:
-    a name to look for, not a proof)."""
+def _named(value: object) -> dict:
+    """The worker and region a refused message says it comes from (its own,
+    unverified claim: names to look for, not a proof), from its first
+    measurement: in the signed body, or the bare list of release 0.1."""
     content: object = value
     if isinstance(value, dict) and isinstance(value.get("body"), str) and len(value["body"]) <= _PEEK_LIMIT:
         try:
             content = json.loads(value["body"])
         except (ValueError, RecursionError):
-            return None
+            return {}
     first = content[0] if isinstance(content, list) and content else content
-    worker = first.get("worker") if isinstance(first, dict) else None
-    return worker if isinstance(worker, str) else None
+    if not isinstance(first, dict):
+        return {}
+    names = {key: first[key] for key in ("worker", "region_id") if key in first}
+    return names

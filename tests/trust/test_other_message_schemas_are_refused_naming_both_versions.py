@@ -19,8 +19,8 @@ def test_a_release_0_1_worker_sending_a_bare_list_of_measurements_is_refused_as_
         f"(release {release()}): upgrade the worker to release {release()}"
     }
     assert DeadLetter.objects.filter(payload=unsigned).exists()
-    # Named by what it says: the worker (the region is in the payloads, unsigned).
-    assert set(DeadLetter.objects.values_list("worker", flat=True)) == {"worker-lagos-1"}
+    # Named by what it says (unsigned): the worker and region of its first measurement.
+    assert set(DeadLetter.objects.values_list("worker", "region_id")) == {("worker-lagos-1", region.id)}
 
 
 def test_a_newer_schema_is_refused_naming_both_versions_and_advising_to_upgrade_the_site(region, payloads):
