@@ -103,7 +103,10 @@ def overview(f: Selection) -> dict:
     # Health is read now, whatever the window: a region is dark or live at present.
     rows = readings.summary(f)
     health = readings.region_health(timezone.now(), [row["id"] for row in rows])
-    rows = [{**row, "status": health[row["id"]].status, "last_seen": health[row["id"]].last_seen} for row in rows]
+    # .get: a region deleted between the two reads is simply not judged.
+    rows = [
+        {**row, "status": h.status, "last_seen": h.last_seen} if (h := health.get(row["id"])) else row for row in rows
+    ]
     samples = sum(row["samples"] for row in rows)
     figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label, health)
     return {
@@ -235,7 +238,9 @@ def workers(request: HttpRequest):
     health = readings.region_health(now, region_ids or None)
     return respond(
         {
-            "workers": [worker_json(row, health[row.region_id].status) for row in rows],
+            "workers": [
+                worker_json(row, health[row.region_id].status if row.region_id in health else "dark") for row in rows
+            ],
             "regions": {
                 slug: health[rid].status
                 for rid, slug in Region.objects.filter(id__in=list(health)).values_list("id", "slug")
