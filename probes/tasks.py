@@ -83,3 +83,15 @@ def prune(token: str | None = None) -> int | None:
     deleted = prune_raw()  # dead letters too, on the same retention
     log.info("pruned %d raw measurements in %.1f s", deleted, time.monotonic() - started)
     return deleted
+
+
+@shared_task(name="probes.close_slots", ignore_result=True, time_limit=120, soft_time_limit=110, expires=55)
+def close_slots(token: str | None = None) -> int | None:
+    """Record scheduled runs that no worker picked up (probes.fleet.missed), every minute."""
+    from probes.fleet.maintenance import refused
+    from probes.fleet.missed import close_slots as record_missed
+
+    # Sent by the central scheduler only (probes.fleet.maintenance), like the other maintenance tasks.
+    if refused("probes.close_slots", token):
+        return None
+    return record_missed()
