@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -111,3 +112,19 @@ def channel_layer(redis_url: str, prefix: str) -> dict:
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {"hosts": [host], "prefix": prefix},
     }
+
+
+def broker_tls(broker_url: str, ca_path: str, *, name: str = "LATENCY_BROKER_CA") -> dict:
+    """Celery's broker_use_ssl for a TLS broker whose certificate a CA bundle signed: always verified.
+
+    Redis (rediss://) and RabbitMQ (amqps://) name the same options differently (redis-py's ssl_* keywords,
+    py-amqp's ssl.wrap_socket arguments)."""
+    if not os.path.isfile(ca_path):
+        raise ImproperlyConfigured(f"{name} must name a CA bundle file (got {ca_path!r}, which is not a file)")
+    scheme = urlsplit(broker_url).scheme
+    if scheme == "rediss":
+        return {"ssl_cert_reqs": ssl.CERT_REQUIRED, "ssl_ca_certs": ca_path}
+    if scheme == "amqps":
+        host = urlsplit(broker_url).hostname or ""
+        return {"ca_certs": ca_path, "cert_reqs": ssl.CERT_REQUIRED, "server_hostname": host}
+    raise ImproperlyConfigured(f"{name} is set, so the broker URL must be rediss:// or amqps:// (got {scheme}://)")
