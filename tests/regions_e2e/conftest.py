@@ -34,6 +34,11 @@ from probes.worker.cli import main
 sys.exit(main())
 """
 
+# What every test's region worker is given besides its broker and credential: a short visibility timeout
+# (a killed worker's run comes back within seconds), frequent heartbeats, and the provider key the test
+# targets name (tests/factories.py), as a region host's environment file would.
+WORKER_ENV = {"LATENCY_VISIBILITY_TIMEOUT": "4", "LATENCY_HEARTBEAT_SECONDS": "2", "TEST_API_KEY": "sk-test-e2e"}
+
 
 @dataclass
 class RegionHost:
@@ -152,7 +157,7 @@ class TlsRedisFleet(Fleet):
             pipeline,
             host,
             {"CELERY_BROKER_URL": broker.url(0), "LATENCY_BROKER_CA": ca},
-            {"LATENCY_BROKER_CA": ca, "LATENCY_VISIBILITY_TIMEOUT": "4", "LATENCY_HEARTBEAT_SECONDS": "2"},
+            {"LATENCY_BROKER_CA": ca, **WORKER_ENV},
         )
         self.broker = broker
 
@@ -176,7 +181,7 @@ class RabbitFleet(Fleet):
             pipeline,
             host,
             {"CELERY_BROKER_URL": vhost.central_url},
-            {"LATENCY_VISIBILITY_TIMEOUT": "4", "LATENCY_HEARTBEAT_SECONDS": "2"},
+            dict(WORKER_ENV),
         )
         self.vhost = vhost
 
