@@ -17,6 +17,7 @@ scheduler from publishing the same slot again; the measurement's unique key
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 RUN_TASK = "probes.run_slot"
 SLOT_KEY = "latency:slot:{probe}:{region}:{slot}"
 TICK_SECONDS = 1.0
+# How long after a whole second the scheduler dispatches: past it, so the slot that begins there is due.
+DISPATCH_AFTER_S = 0.002
 
 
 def region_queue(slug: str) -> str:
@@ -191,11 +194,15 @@ class SlotScheduler(beat.Scheduler):
 
     def tick(self, *args, **kwargs):
         delay = super().tick(*args, **kwargs)
-        now = time.monotonic()
-        if now >= self._next_dispatch:
-            self._next_dispatch = now + TICK_SECONDS
+        wall = time.time()
+        # Slots begin on whole seconds of the wall clock: dispatching just after each one, rather than at
+        # whatever phase the process started in, keeps a run's start within milliseconds of its slot (an
+        # unaligned tick made every run late by the same 0-1 s: bench/workers.py). A clock stepped back
+        # by more than a tick re-aligns at once instead of waiting for the old second to come round.
+        if wall >= self._next_dispatch or self._next_dispatch - wall > 2 * TICK_SECONDS:
+            self._next_dispatch = math.floor(wall) + TICK_SECONDS + DISPATCH_AFTER_S
             self._dispatch()
-        return min(delay, max(0.0, self._next_dispatch - time.monotonic()))
+        return min(delay, max(0.0, self._next_dispatch - time.time()))
 
     def _dispatch(self) -> None:
         close_old_connections()
