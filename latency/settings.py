@@ -144,6 +144,7 @@ CELERY_TASK_ROUTES = {
     "probes.ingest": {"queue": "ingest"},
     "probes.rollup_recent": {"queue": "maintenance"},
     "probes.prune": {"queue": "maintenance"},
+    "probes.heartbeat": {"queue": "health"},
 }
 CELERY_BEAT_SCHEDULE = {
     "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},
@@ -158,7 +159,11 @@ LATENCY_PRUNE_BATCH = env_int("LATENCY_PRUNE_BATCH", 10000, minimum=100)
 # CSV exports each hold a PostgreSQL connection for their whole stream:
 # beyond this many at once per web process, the next one is answered 429.
 LATENCY_MAX_CONCURRENT_EXPORTS = env_int("LATENCY_MAX_CONCURRENT_EXPORTS", 4, minimum=1, maximum=100)
-LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout
+LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout (region workers: MAX_PROBE_TIMEOUT_S)
+# Region workers' heartbeats (probes/fleet/heartbeats.py): the history kept per worker, and how long a
+# worker no heartbeat has mentioned stays listed.
+LATENCY_HEARTBEAT_HISTORY_HOURS = env_int("LATENCY_HEARTBEAT_HISTORY_HOURS", 24, minimum=1, maximum=24 * 90)
+LATENCY_WORKER_FORGET_DAYS = 30
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -12,27 +12,22 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 
+# The plain parts (no database) live with the region worker, which imports
+# them without Django; re-exported here for the central side.
+from probes.worker.letters import INGEST_QUEUE, LOG_PREVIEW, keeps_letters, preview, reject_message
+
+__all__ = ["INGEST_QUEUE", "LOG_PREVIEW", "keeps_letters", "preview", "reject_message"]
+
 log = logging.getLogger(__name__)
 
-INGEST_QUEUE = "ingest"
-# Characters of a rejected message shown in a log line: enough to recognise
-# it, never a megabyte of garbage in the log.
-LOG_PREVIEW = 300
 REASON_LIMIT = 2000
 RECENT = timedelta(hours=24)
 _BIGINT = 2**63
-
-
-def keeps_letters(consumed_queues: Iterable[str]) -> bool:
-    """Whether this process stores dead letters: only the ingest worker, the
-    one consumer of the ingest queue, has database credentials."""
-    return INGEST_QUEUE in set(consumed_queues)
 
 
 def as_stored(value: Any, *, raw: bool = False) -> tuple[Any, str]:
@@ -117,45 +112,26 @@ def record(value: Any, *, reason: str, source: str, received_at: datetime, raw: 
             item.save()
 
 
-def preview(value: Any) -> str:
-    """A short, single-line picture of a rejected message for a log line."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        size = len(value)
-        text = bytes(value[: LOG_PREVIEW * 4]).decode("utf-8", "backslashreplace")
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=True, default=repr)
-        except (ValueError, RecursionError):
-            text = repr(type(value))
-        size = len(text)
-    shown = text[:LOG_PREVIEW].encode("unicode_escape").decode("ascii")
-    more = f" ... ({size:,} in all)" if size > LOG_PREVIEW else ""
-    return shown + more
-
-
-def reject_message(value: Any, *, source: str, reason: str, keep: bool, raw: bool = False) -> None:
-    """A broker message no task can take. Kept as a dead letter by the
-    ingest worker (`keep`), otherwise logged once, truncated."""
+def keep_rejected(value: Any, *, source: str, reason: str, raw: bool = False) -> None:
+    """The ingest worker's half of probes.worker.letters.reject_message: keep
+    a broker message no task can take as a dead letter."""
     from django.utils import timezone
 
-    if keep:
-        try:
-            record(value, reason=reason, source=source, received_at=timezone.now(), raw=raw)
-        except DatabaseError as exc:
-            # The message is already off the queue (it could never be
-            # delivered): the log is the last place it can be kept.
-            connection.close()
-            log.error(
-                "could not keep a rejected message from %s as a dead letter (%s): %s; message: %s",
-                source,
-                str(exc).strip()[:200],
-                reason,
-                preview(value),
-            )
-            return
-        log.warning("rejected a message from %s (kept as a dead letter): %s", source, reason)
+    try:
+        record(value, reason=reason, source=source, received_at=timezone.now(), raw=raw)
+    except DatabaseError as exc:
+        # The message is already off the queue (it could never be
+        # delivered): the log is the last place it can be kept.
+        connection.close()
+        log.error(
+            "could not keep a rejected message from %s as a dead letter (%s): %s; message: %s",
+            source,
+            str(exc).strip()[:200],
+            reason,
+            preview(value),
+        )
         return
-    log.warning("dropped a message from %s: %s; message: %s", source, reason, preview(value))
+    log.warning("rejected a message from %s (kept as a dead letter): %s", source, reason)
 
 
 def recent_count(now: datetime) -> int:

@@ -90,6 +90,25 @@ class BadRunOrder(ValueError):
     pass
 
 
+class OtherSchema(BadRunOrder):
+    """A run order of another message schema (a scheduler of another release)."""
+
+
+def order_schema_refusal(message: dict) -> str | None:
+    """Why a run order of another schema is refused (naming both schemas and
+    releases), or None. Release 0.1's scheduler sent no schema: schema 1."""
+    from probes.worker.protocol import SCHEMA, release
+
+    schema = message.get("schema", 1)
+    if schema == SCHEMA and not isinstance(schema, bool):
+        return None
+    theirs = f"schema {str(schema)[:20]} (release {str(message.get('release', '0.1.x'))[:40]})"
+    return (
+        f"refused a run order of message {theirs}: this worker reads schema {SCHEMA} (release {release()}); "
+        "run the same release on the central site and the region hosts"
+    )
+
+
 def parse_run_order(args, kwargs) -> tuple[dict, datetime, int]:
     """(message, scheduled_for, interval) of a run order as the scheduler
     sends it: one dict argument. Anything else on a region queue (an old
@@ -98,6 +117,9 @@ def parse_run_order(args, kwargs) -> tuple[dict, datetime, int]:
     if kwargs or not isinstance(args, (list, tuple)) or len(args) != 1 or not isinstance(args[0], dict):
         raise BadRunOrder("expected one argument, a run order")
     message = args[0]
+    refusal = order_schema_refusal(message)
+    if refusal:
+        raise OtherSchema(refusal)
     for key in ("probe_id", "target_id", "region_id"):
         if not isinstance(message.get(key), int) or isinstance(message.get(key), bool):
             raise BadRunOrder(f"{key} is missing")
@@ -136,19 +158,21 @@ class ResultBatcher:
     """
 
     def __init__(self, publish, *, max_items: int = 100, max_wait_s: float = 0.2) -> None:
+        # publish(region, payloads): one message per region in a batch, since
+        # each is signed with that region's credential.
         self._publish = publish
         self._max_items = max_items
         self._max_wait_s = max_wait_s
         self._cond = threading.Condition()
-        self._items: list[tuple[dict, threading.Event, dict]] = []
+        self._items: list[tuple[str, dict, threading.Event, dict]] = []
         self._thread = threading.Thread(target=self._run, name="result-batcher", daemon=True)
         self._thread.start()
 
-    def submit(self, payload: dict, timeout: float = 120.0) -> None:
+    def submit(self, region: str, payload: dict, timeout: float = 120.0) -> None:
         done = threading.Event()
         box: dict = {}
         with self._cond:
-            self._items.append((payload, done, box))
+            self._items.append((region, payload, done, box))
             self._cond.notify()
         if not done.wait(timeout):
             raise TimeoutError("the measurement could not be published in time")
@@ -167,13 +191,17 @@ class ResultBatcher:
                         break
                     self._cond.wait(left)
                 batch, self._items = self._items[: self._max_items], self._items[self._max_items :]
-            try:
-                self._publish([payload for payload, _, _ in batch])
-            except Exception as exc:
-                for _, _, box in batch:
-                    box["error"] = exc
-            for _, done, _ in batch:
-                done.set()
+            by_region: dict[str, list[tuple[str, dict, threading.Event, dict]]] = {}
+            for item in batch:
+                by_region.setdefault(item[0], []).append(item)
+            for region, items in by_region.items():
+                try:
+                    self._publish(region, [payload for _, payload, _, _ in items])
+                except Exception as exc:
+                    for _, _, _, box in items:
+                        box["error"] = exc
+                for _, _, done, _ in items:
+                    done.set()
 
 
 _batcher: ResultBatcher | None = None

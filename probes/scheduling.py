@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
 from probes import geo
+from probes.worker.protocol import SCHEMA, region_queue, release
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +37,6 @@ SLOT_KEY = "latency:slot:{probe}:{region}:{slot}"
 TICK_SECONDS = 1.0
 # How long after a whole second the scheduler dispatches: past it, so the slot that begins there is due.
 DISPATCH_AFTER_S = 0.002
-
-
-def region_queue(slug: str) -> str:
-    return f"probes.{slug}"
 
 
 def slot_offset(probe_id: int, interval: int) -> int:
@@ -66,6 +63,9 @@ class Slot:
         """The run task's argument: small, and free of secrets (the spec names
         the environment variable that holds the key, never the key)."""
         return {
+            # The region worker refuses an order of another schema (one log line naming both).
+            "schema": SCHEMA,
+            "release": release(),
             "probe_id": self.probe_id,
             "target_id": self.target_id,
             "region_id": self.region_id,

@@ -1,83 +1,19 @@
-"""Thin Celery tasks: run a slot (region workers), ingest a batch, roll up,
-prune. Each takes a small dict or nothing and calls a domain function."""
+"""Thin Celery tasks of the central side: ingest a batch, take a heartbeat,
+roll up, prune. Each takes a small dict or nothing and calls a domain
+function. The region workers' task (probes.run_slot) is in
+probes/worker/tasks.py, on an app of their own without Django."""
 
 from __future__ import annotations
 
 import logging
-import socket
 import time
-from datetime import UTC, datetime, timedelta
 
 from celery import shared_task
 from celery_batches import Batches
-from django.conf import settings
-
-from probes.deadletters import INGEST_QUEUE
 
 log = logging.getLogger(__name__)
 
 INGEST_TASK = "probes.ingest"
-
-
-@shared_task(
-    name="probes.run_slot",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=0,  # a failed probe is a measurement, never a retry
-    soft_time_limit=settings.LATENCY_MAX_PROBE_TIMEOUT + 20,
-    time_limit=settings.LATENCY_MAX_PROBE_TIMEOUT + 30,
-    ignore_result=True,
-    bind=True,
-)
-def run_slot(self, *args, **kwargs) -> str:
-    # Runs on region workers: no database here, only the engine and the broker.
-    # Any arguments are accepted and checked by parse_run_order, so that a
-    # malformed order is one log line, not a traceback.
-    from probes.engine import ProbeSpec
-    from probes.runtime import BadRunOrder, parse_run_order, result_batcher, run_probe
-
-    queue = (self.request.delivery_info or {}).get("routing_key") or "?"
-    try:
-        message, scheduled, interval = parse_run_order(args, kwargs)
-        spec = ProbeSpec.from_dict(message["spec"])
-    except (BadRunOrder, TypeError, ValueError) as exc:
-        from probes.deadletters import preview
-
-        log.warning("dropped a malformed run order from %s: %s; message: %s", queue, exc, preview([args, kwargs]))
-        return "rejected"
-    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
-    late = datetime.now(UTC) - scheduled
-    if late > timedelta(seconds=interval) and not redelivered:
-        # Queued while no worker listened: firing it now would be a burst of
-        # stale runs. A redelivery (its worker died mid-run) still runs.
-        log.info(
-            "skipping stale slot %s of probe %s (%.0f s late)", scheduled, message["probe_id"], late.total_seconds()
-        )
-        return "stale"
-    result = run_probe(spec)
-    payload = {
-        "probe_id": message["probe_id"],
-        "target_id": message["target_id"],
-        "region_id": message["region_id"],
-        "scheduled_for": message["scheduled_for"],
-        "worker": self.request.hostname or socket.gethostname(),
-        "result": result.to_dict(),
-    }
-    # Published before this task is acknowledged: a crash in between means a
-    # second run of the slot, which the unique key folds into one row.
-    app = self.app
-
-    def publish(payloads: list[dict]) -> None:
-        app.send_task(
-            INGEST_TASK,
-            args=[payloads],
-            queue=INGEST_QUEUE,
-            retry=True,
-            retry_policy={"max_retries": 20, "interval_start": 0.5, "interval_step": 1, "interval_max": 5},
-        )
-
-    result_batcher(publish).submit(payload)
-    return result.outcome
 
 
 class IngestBatch(Batches):
@@ -104,6 +40,22 @@ def ingest(self, requests) -> int:
     from probes.ingest import ingest_messages
 
     return ingest_messages([(req.args, req.kwargs, f"{req.name}[{req.id}]") for req in requests])
+
+
+@shared_task(
+    name="probes.heartbeat",
+    bind=True,
+    acks_late=True,
+    ignore_result=True,
+    max_retries=0,  # the next beat comes in a few seconds
+    time_limit=30,
+    soft_time_limit=20,
+    expires=60,
+)
+def heartbeat(self, *args, **kwargs) -> str:
+    from probes.fleet.heartbeats import take_heartbeat
+
+    return take_heartbeat(args, kwargs, app=self.app, source=f"health ({self.request.id})")
 
 
 @shared_task(name="probes.rollup_recent", ignore_result=True, time_limit=600, soft_time_limit=570, expires=290)

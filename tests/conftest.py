@@ -178,10 +178,23 @@ class Pipeline:
         self.procs.append(proc)
         return proc
 
-    def start_region(self, slug: str, **env) -> Proc:
+    def region_key(self, slug: str) -> str:
+        """A fresh credential for the region (created when the test has not made it)."""
+        from probes.fleet.keys import issue_key
+        from probes.models import Region
+        from tests.factories import RegionFactory
+
+        region = Region.objects.filter(slug=slug).first() or RegionFactory(slug=slug, name=slug)
+        return issue_key(region, note="tests").credential
+
+    def start_region(self, slug: str, *, hello_timeout: float = 5, **env) -> Proc:
         # A region worker gets a database URL that cannot work: it must not need one.
         env.setdefault("DATABASE_URL", "postgres://nobody@127.0.0.1:1/no_database_here")
-        return self.start("region_worker", "--region", slug, "--concurrency", "20", **env)
+        if "LATENCY_REGION_KEY" not in env:
+            env["LATENCY_REGION_KEY"] = self.region_key(slug)
+        return self.start(
+            "region_worker", "--region", slug, "--concurrency", "20", "--hello-timeout", str(hello_timeout), **env
+        )
 
     def start_ingest(self, **env) -> Proc:
         return self.start("ingest_worker", **env)

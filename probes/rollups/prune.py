@@ -1,7 +1,8 @@
 """Retention: raw rows older than LATENCY_RETENTION_DAYS are deleted once
 their hours are rolled up (so a reading of them stays complete), dead letters
 follow the same cut, and rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
-that is set.
+that is set. Region workers' heartbeat history is kept for
+LATENCY_HEARTBEAT_HISTORY_HOURS, and a worker not seen for 30 days is forgotten.
 """
 
 from __future__ import annotations
@@ -51,4 +52,19 @@ def prune_raw(now: datetime | None = None) -> int:
         # Only days wholly before the cut: the day straddling it loses some
         # marks, so readers stop using its daily row anyway.
         DailyRollup.objects.filter(day__lte=old - DAY).delete()
+    prune_workers(now)
     return deleted
+
+
+def prune_workers(now: datetime) -> tuple[int, int]:
+    """Region workers' heartbeat history beyond LATENCY_HEARTBEAT_HISTORY_HOURS, and workers no heartbeat
+    has mentioned for LATENCY_WORKER_FORGET_DAYS (their history goes with them)."""
+    from probes.models import Worker, WorkerBeat
+
+    beats = delete_older_than(WorkerBeat, "at", now - timedelta(hours=settings.LATENCY_HEARTBEAT_HISTORY_HOURS))
+    forgotten = now - timedelta(days=settings.LATENCY_WORKER_FORGET_DAYS)
+    _, per_model = Worker.objects.filter(last_seen__lt=forgotten).delete()
+    workers = per_model.get(Worker._meta.label, 0)
+    if beats or workers:
+        log.info("pruned %d heartbeats and %d workers not seen for long", beats, workers)
+    return beats, workers

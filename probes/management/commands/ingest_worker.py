@@ -1,7 +1,8 @@
-"""`manage.py ingest_worker`: store measurements in batches, run maintenance.
+"""`manage.py ingest_worker`: store measurements in batches, take region
+workers' heartbeats, run maintenance.
 
 The same as:
-    celery -A latency worker -Q ingest,maintenance -P threads -c 2 \
+    celery -A latency worker -Q ingest,maintenance,health -P threads -c 2 \
         --prefetch-multiplier 1000 -n ingest@%h
 """
 
@@ -11,7 +12,10 @@ from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Consume the ingest queue (batched inserts into Postgres) and the maintenance queue (rollups, pruning)."
+    help = (
+        "Consume the ingest queue (batched inserts into Postgres), the health queue (region workers' heartbeats) "
+        "and the maintenance queue (rollups, pruning)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--loglevel", default="INFO")
@@ -24,7 +28,7 @@ class Command(BaseCommand):
             [
                 "worker",
                 "-Q",
-                "ingest,maintenance",
+                "ingest,maintenance,health",
                 "-P",
                 "threads",
                 "-c",

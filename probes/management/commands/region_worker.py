@@ -1,41 +1,18 @@
-"""`manage.py region_worker --region SLUG`: consume one region's probe queue.
+"""`manage.py region_worker --region SLUG`: consume one region's probe queue
+(or several regions', comma separated).
 
-The same as:
-    celery -A latency worker -Q probes.SLUG -P threads -c N -n region-SLUG@%h
-It needs only the broker URL, its region and the providers' keys in its
-environment; it never opens the database.
+The same code path as the console script a region host runs
+(`latency-atlas worker --region SLUG`, probes/worker/cli.py): the same
+preflight (region, credential, broker, the central site's answer, clock) and
+the same worker. Only the broker URL may come from the site's settings here
+when the environment names none. It never opens the database.
 """
 
-import re
-import socket
+import os
+import sys
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-
-from probes.scheduling import region_queue
-
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,49}$")
-
-
-def worker_argv(regions: list[str], concurrency: int, loglevel: str) -> list[str]:
-    queues = ",".join(region_queue(r) for r in regions)
-    name = "region-" + "+".join(regions) if len(regions) <= 3 else f"region-{len(regions)}"
-    return [
-        "worker",
-        "-Q",
-        queues,
-        # Threads: each run waits on the shared probe event loop, so a thread
-        # is cheap and N threads mean N probes in flight.
-        "-P",
-        "threads",
-        "-c",
-        str(concurrency),
-        "-n",
-        f"{name}@{socket.gethostname()}",
-        "-l",
-        loglevel,
-        "--without-gossip",
-        "--without-mingle",
-    ]
 
 
 class Command(BaseCommand):
@@ -45,14 +22,26 @@ class Command(BaseCommand):
         parser.add_argument("--region", required=True, help="region slug, e.g. af-lagos (comma separated for several)")
         parser.add_argument("--concurrency", type=int, default=100, help="probes in flight at once")
         parser.add_argument("--loglevel", default="INFO")
+        parser.add_argument(
+            "--hello-timeout", type=float, default=15.0, help="seconds to wait for the central site's first answer"
+        )
 
     def handle(self, *args, **opts):
-        regions = [r.strip() for r in opts["region"].split(",") if r.strip()]
-        bad = [r for r in regions if not SLUG.match(r)]
-        if not regions or bad:
-            raise CommandError(f"--region must be region slugs such as af-lagos (got {opts['region']!r})")
-        if not 1 <= opts["concurrency"] <= 2000:
-            raise CommandError("--concurrency must be between 1 and 2000")
-        from latency.celery import app
+        from probes.worker.cli import run_worker
 
-        app.worker_main(worker_argv(regions, opts["concurrency"], opts["loglevel"]))
+        env = dict(os.environ)
+        if not any(env.get(name, "").strip() for name in ("LATENCY_BROKER_URL", "CELERY_BROKER_URL", "REDIS_URL")):
+            env["LATENCY_BROKER_URL"] = settings.CELERY_BROKER_URL
+        env.setdefault("LATENCY_VISIBILITY_TIMEOUT", str(settings.LATENCY_VISIBILITY_TIMEOUT))
+        code = run_worker(
+            region=opts["region"],
+            concurrency=opts["concurrency"],
+            loglevel=opts["loglevel"],
+            hello_timeout_s=opts["hello_timeout"],
+            env=env,
+        )
+        if code:
+            # The one line saying why was printed already; only the status is left to give.
+            sys.exit(code)
+        if code is None:
+            raise CommandError("the region worker stopped without a status")

@@ -1,0 +1,49 @@
+"""The region worker's Celery app, built without Django.
+
+A region host has the broker URL, its region's credential and the providers'
+keys, nothing of the site's: so this app is configured from WorkerConfig,
+not from django.conf.settings, and registers only the region's task
+(probes.worker.tasks). The settings mirror latency/settings.py's CELERY_*
+where they concern a region worker."""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from probes.worker.config import WorkerConfig
+
+app = Celery("latency-region", amqp="probes.worker.broker:AMQP", set_as_current=False)
+
+
+def configure(config: WorkerConfig) -> Celery:
+    app.conf.update(
+        broker_url=config.broker_url,
+        broker_use_ssl=config.broker_use_ssl(),
+        broker_transport_options=config.transport_options(),
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,  # reconnect forever
+        timezone="UTC",
+        enable_utc=True,
+        task_serializer="json",
+        accept_content=["json"],
+        result_serializer="json",
+        result_backend=None,
+        task_ignore_result=True,
+        # A run is acknowledged only once its measurement is handed to the
+        # ingest queue; a worker killed mid-probe has it delivered again.
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+        # No remote control over the broker: a region host holds a broker
+        # login, and pidbox broadcasts (shutdown, rate limits, ...) would let
+        # any other holder steer it. Nor does it need the pidbox queues'
+        # permissions on RabbitMQ.
+        worker_enable_remote_control=False,
+        worker_send_task_events=False,
+        task_send_sent_event=False,
+        # Survive any message on the region's queue (probes/worker/broker.py).
+        worker_consumer="probes.worker.broker:Consumer",
+        include=["probes.worker.tasks"],
+    )
+    return app

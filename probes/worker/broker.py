@@ -1,0 +1,215 @@
+"""Workers survive whatever lands on their queues.
+
+kombu's Redis transport pops a message (BRPOP) and decodes it, JSON and then
+its own envelope, before Celery sees it; an error there (one `redis-cli lpush
+ingest 'garbage{'`) escapes the worker's event loop and Celery exits with
+"Unrecoverable error". Celery's consumer handles later failures itself
+(undecodable body, unknown task, invalid task) but logs a traceback and the
+body for each, and some shapes (a task message without an id, a body that is
+not [args, kwargs, embed]) still escape it. So, at the two places where a
+popped message is handled:
+
+- Channel decodes the popped item itself: `_brpop_read` and `_get` are
+  kombu 5.7.0's (pinned in pyproject.toml) with only the decode guarded;
+- Transport._deliver guards the hand-over of one decoded message to the
+  consumer (kombu's envelope, Celery's request): what fails there is that
+  message's fault, so it is rejected, unless the error is the broker
+  connection's (that still propagates, and the worker reconnects);
+- Consumer replaces Celery's four bad-message handlers with one log line and
+  the same rejection.
+
+Rejected messages go to probes.worker.letters.reject_message: the ingest worker
+(it has the database) keeps them as dead letters; a region worker logs them
+once, truncated, and drops them. Republishing them to the ingest side was
+the alternative; we do not, because what sits on a region queue is a run
+order, not a measurement: dropping one loses no data (the scheduler publishes
+the next slot), while a publish from inside the consumer's loop would block
+it on the broker, and would feed a broker that mangles messages its own
+garbage back.
+
+Wired in latency/celery.py (central) and probes/worker/app.py (region
+hosts): the app's AMQP class hands out a Connection that picks our
+Transport wherever kombu would pick its Redis one (so redis://
+and rediss:// URLs keep their meaning, TLS included), and the
+`worker_consumer` setting names our Consumer. Subclasses through Celery's
+own extension points, no monkeypatching.
+"""
+
+from __future__ import annotations
+
+import logging
+from queue import Empty
+
+import kombu
+from celery import signals
+from celery.app.amqp import AMQP as CeleryAMQP
+from celery.worker.consumer import Consumer as CeleryConsumer
+from kombu.transport import redis
+from kombu.utils.encoding import bytes_to_str
+from kombu.utils.json import loads
+
+from probes.worker.letters import keeps_letters, reject_message
+
+log = logging.getLogger(__name__)
+_REJECTED = object()  # not None: a JSON null is a message too, and a bad one
+
+
+class Channel(redis.Channel):
+    def _decode(self, item: bytes, queue: str):
+        """The message in a popped item, or _REJECTED when it is not JSON:
+        then it is rejected here, since it is already off the queue."""
+        try:
+            return loads(bytes_to_str(item))
+        except (ValueError, RecursionError) as exc:
+            reject_message(
+                item,
+                source=queue,
+                reason=f"not a broker message (not JSON: {str(exc)[:200]})",
+                keep=keeps_letters(self.active_queues),
+                raw=True,
+            )
+            return _REJECTED
+
+    # kombu 5.7.0's Channel._brpop_read, but for self._decode.
+    def _brpop_read(self, **options):
+        try:
+            try:
+                dest__item = self.client.parse_response(self.client.connection, "BRPOP", **options)
+            except self.connection_errors:
+                # if there's a ConnectionError, disconnect so the next
+                # iteration will reconnect automatically.
+                self.client.connection.disconnect()
+                raise
+            if dest__item:
+                dest, item = dest__item
+                dest = bytes_to_str(dest).rsplit(self.sep, 1)[0]
+                self._queue_cycle.rotate(dest)
+                message = self._decode(item, dest)
+                if message is _REJECTED:
+                    raise Empty()
+                self.connection._deliver(message, dest)
+                return True
+            else:
+                raise Empty()
+        finally:
+            self._in_poll = None
+            self._flush_brpop_reauth()
+
+    # kombu 5.7.0's Channel._get, but for self._decode.
+    def _get(self, queue):
+        with self.conn_or_acquire() as client:
+            for pri in self.priority_steps:
+                item = client.rpop(self._q_for_pri(queue, pri))
+                if item:
+                    self._maybe_update_queues_expire(client, queue)
+                    message = self._decode(item, queue)
+                    if message is _REJECTED:
+                        raise Empty()
+                    return message
+
+            self._maybe_update_queues_expire(client, queue)
+            raise Empty()
+
+
+class Transport(redis.Transport):
+    Channel = Channel
+
+    def _deliver(self, message, queue):
+        try:
+            super()._deliver(message, queue)
+        except self._broker_errors():
+            raise
+        except Exception as exc:
+            self._settle(message)
+            consumed = {q for chan in self.channels for q in getattr(chan, "active_queues", ())}
+            reject_message(
+                message,
+                source=queue,
+                reason=f"not a task message this worker can read ({type(exc).__name__}: {str(exc)[:200]})",
+                keep=keeps_letters(consumed),
+            )
+
+    def _broker_errors(self) -> tuple[type[BaseException], ...]:
+        # kombu counts KeyError among Redis connection errors (some redis-py
+        # versions raise it from a broken connection), but while a message
+        # is handed over a KeyError is the message's: a task message without
+        # an id, say. Re-raised as a connection error, it made the consumer
+        # reconnect and redeliver the same message until Celery gave up.
+        return tuple(e for e in (*self.connection_errors, *self.channel_errors) if e is not KeyError)
+
+    def _settle(self, message) -> None:
+        """Acknowledge a rejected message if kombu already holds it as
+        unacknowledged; otherwise Redis would deliver it again after the
+        visibility timeout, and again, forever."""
+        properties = message.get("properties") if isinstance(message, dict) else None
+        tag = properties.get("delivery_tag") if isinstance(properties, dict) else None
+        if tag is None:
+            return
+        for chan in self.channels:
+            try:
+                chan.qos.get(tag)
+            except (KeyError, TypeError, AttributeError):
+                continue
+            chan.qos.ack(tag)
+
+
+def _envelope(message) -> dict:
+    """The message as received, its body decoded from the transport's base64
+    so a reader of the dead letter can see it."""
+    body = message.body
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        body = bytes(body).decode("utf-8", "backslashreplace")
+    return {
+        "headers": message.headers,
+        "properties": message.properties,
+        "content-type": message.content_type,
+        "content-encoding": message.content_encoding,
+        "body": body,
+    }
+
+
+class Consumer(CeleryConsumer):
+    """Celery's consumer, with bad messages rejected in one line each (kept
+    as dead letters on the ingest worker) instead of logged with a traceback."""
+
+    def _reject(self, message, reason: str) -> None:
+        info = message.delivery_info or {}
+        consumed = [q.name for q in getattr(self.task_consumer, "queues", ()) or ()]
+        key = info.get("routing_key")
+        # The routing key is the message's own claim: trusted only when it
+        # names a queue this worker consumes.
+        source = key if key in consumed else f"{','.join(consumed) or '?'} (routing key {str(key)[:100]!r})"
+        reject_message(_envelope(message), source=source, reason=reason, keep=keeps_letters(consumed))
+
+    def on_decode_error(self, message, exc):
+        self._reject(message, f"the message body cannot be decoded ({type(exc).__name__}: {str(exc)[:200]})")
+        message.ack()
+
+    def on_unknown_message(self, body, message):
+        self._reject(message, "not a Celery task message (no task name)")
+        message.reject_log_error(log, self.connection_errors)
+        signals.task_rejected.send(sender=self, message=message, exc=None)
+
+    def on_unknown_task(self, body, message, exc):
+        name = (message.headers or {}).get("task") if isinstance(message.headers, dict) else None
+        self._reject(message, f"unknown task {str(name)[:200]!r}")
+        message.reject_log_error(log, self.connection_errors)
+        signals.task_rejected.send(sender=self, message=message, exc=exc)
+
+    def on_invalid_task(self, body, message, exc):
+        self._reject(message, f"invalid task message ({type(exc).__name__}: {str(exc)[:200]})")
+        message.reject_log_error(log, self.connection_errors)
+        signals.task_rejected.send(sender=self, message=message, exc=exc)
+
+
+class Connection(kombu.Connection):
+    def get_transport_cls(self):
+        # The URL still chooses the transport (and TLS for rediss://); only
+        # kombu's own Redis transport is swapped for the guarded one.
+        transport_cls = super().get_transport_cls()
+        return Transport if transport_cls is redis.Transport else transport_cls
+
+
+class AMQP(CeleryAMQP):
+    Connection = Connection
+    BrokerConnection = Connection

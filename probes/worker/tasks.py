@@ -1,0 +1,97 @@
+"""The region worker's one task: run a scheduled slot and hand its
+measurement, signed with the region's credential, to the ingest queue.
+Registered on the region app only (probes/worker/app.py); no Django."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+from probes.worker import context
+from probes.worker.app import app
+from probes.worker.config import MAX_PROBE_TIMEOUT_S
+from probes.worker.letters import INGEST_QUEUE, preview
+from probes.worker.protocol import RESULTS, seal
+
+log = logging.getLogger("probes.tasks")
+
+INGEST_TASK = "probes.ingest"
+RUN_TASK = "probes.run_slot"
+
+
+def publish_results(region: str, payloads: list[dict]) -> None:
+    """One signed `results` message for a region's measurements."""
+    credential = context.credential(region)
+    app.send_task(
+        INGEST_TASK,
+        args=[seal(RESULTS, region, credential, payloads)],
+        queue=INGEST_QUEUE,
+        retry=True,
+        retry_policy={"max_retries": 20, "interval_start": 0.5, "interval_step": 1, "interval_max": 5},
+    )
+
+
+@app.task(
+    name=RUN_TASK,
+    shared=False,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,  # a failed probe is a measurement, never a retry
+    soft_time_limit=MAX_PROBE_TIMEOUT_S + 20,
+    time_limit=MAX_PROBE_TIMEOUT_S + 30,
+    ignore_result=True,
+    bind=True,
+)
+def run_slot(self, *args, **kwargs) -> str:
+    # Any arguments are accepted and checked by parse_run_order, so that a
+    # malformed order is one log line, not a traceback.
+    from probes.engine import ProbeSpec
+    from probes.runtime import BadRunOrder, OtherSchema, parse_run_order, result_batcher, run_probe
+
+    queue = (self.request.delivery_info or {}).get("routing_key") or "?"
+    try:
+        message, scheduled, interval = parse_run_order(args, kwargs)
+        spec = ProbeSpec.from_dict(message["spec"])
+    except OtherSchema as exc:
+        log.warning("%s (from %s)", exc, queue)
+        return "rejected"
+    except (BadRunOrder, TypeError, ValueError) as exc:
+        log.warning("dropped a malformed run order from %s: %s; message: %s", queue, exc, preview([args, kwargs]))
+        return "rejected"
+    region = message.get("region")
+    if not context.serves(region):
+        # Only this region's credential can sign its measurement: an order
+        # for another region (pushed onto the wrong queue) cannot be stored.
+        log.warning(
+            "dropped a run order for region %s from %s: this worker serves %s",
+            str(region)[:60],
+            queue,
+            ",".join(context.regions()),
+        )
+        return "rejected"
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    late = datetime.now(UTC) - scheduled
+    if late > timedelta(seconds=interval) and not redelivered:
+        # Queued while no worker listened: firing it now would be a burst of
+        # stale runs. A redelivery (its worker died mid-run) still runs.
+        log.info(
+            "skipping stale slot %s of probe %s (%.0f s late)", scheduled, message["probe_id"], late.total_seconds()
+        )
+        return "stale"
+    context.run_started(region)
+    try:
+        result = run_probe(spec)
+        payload = {
+            "probe_id": message["probe_id"],
+            "target_id": message["target_id"],
+            "region_id": message["region_id"],
+            "scheduled_for": message["scheduled_for"],
+            "worker": self.request.hostname or context.node_name(),
+            "result": result.to_dict(),
+        }
+        # Published before this task is acknowledged: a crash in between means a
+        # second run of the slot, which the unique key folds into one row.
+        result_batcher(publish_results).submit(region, payload)
+    finally:
+        context.run_finished(region)
+    return result.outcome
