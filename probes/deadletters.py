@@ -66,8 +66,12 @@ def _id(value: Any) -> int | None:
     return None
 
 
-def letter(value: Any, *, reason: str, source: str, received_at: datetime, raw: bool = False):
-    """An unsaved DeadLetter for `value`, with whatever ids it names."""
+def letter(
+    value: Any, *, reason: str, source: str, received_at: datetime, raw: bool = False, names: dict | None = None
+):
+    """An unsaved DeadLetter for `value`, with whatever ids it names, or
+    those given in `names` (probe_id, target_id, region_id, worker: for a
+    value that holds them out of sight, such as a signed message)."""
     from probes.models import DeadLetter
 
     payload, text = as_stored(value, raw=raw)
@@ -77,6 +81,11 @@ def letter(value: Any, *, reason: str, source: str, received_at: datetime, raw: 
             fields[key] = _id(value.get(key))
         if isinstance(value.get("worker"), str):
             fields["worker"] = _clean_text(value["worker"], 255)
+    for key, named in (names or {}).items():
+        if key == "worker" and isinstance(named, str):
+            fields["worker"] = _clean_text(named, 255)
+        elif key in ("probe_id", "target_id", "region_id") and _id(named) is not None:
+            fields[key] = _id(named)
     return DeadLetter(
         received_at=received_at,
         source=_clean_text(source, 200),
@@ -87,19 +96,25 @@ def letter(value: Any, *, reason: str, source: str, received_at: datetime, raw: 
     )
 
 
-def record_many(items: list[tuple[Any, str]], *, source: str, received_at: datetime) -> None:
-    """Store (value, reason) pairs, in the caller's transaction."""
+def record_many(items: list[tuple], *, source: str, received_at: datetime) -> None:
+    """Store (value, reason) pairs, or (value, reason, names) triples (see
+    `letter`), in the caller's transaction."""
     from probes.models import DeadLetter
 
     DeadLetter.objects.bulk_create(
-        [letter(value, reason=reason, source=source, received_at=received_at) for value, reason in items]
+        [
+            letter(value, reason=reason, source=source, received_at=received_at, names=names[0] if names else None)
+            for value, reason, *names in items
+        ]
     )
 
 
-def record(value: Any, *, reason: str, source: str, received_at: datetime, raw: bool = False) -> None:
+def record(
+    value: Any, *, reason: str, source: str, received_at: datetime, raw: bool = False, names: dict | None = None
+) -> None:
     """Store one, falling back to text if jsonb refuses what as_stored let
     through: the letter itself must never be the thing that is lost."""
-    item = letter(value, reason=reason, source=source, received_at=received_at, raw=raw)
+    item = letter(value, reason=reason, source=source, received_at=received_at, raw=raw, names=names)
     try:
         with transaction.atomic():
             item.save()

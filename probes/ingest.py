@@ -1,7 +1,9 @@
 """Central ingest: validate measurements from region workers and store them
 in batches, insert-or-ignore on the slot key, then announce the new ones.
 
-Region workers are remote and may run another version: every payload is
+Region workers are remote and may run another version, or be forged: each
+message is opened first (probes.fleet.trust: schema, region key, signature,
+every payload of the signing key's region), then every payload is
 checked on its own, against the configuration too (the probe's target, one
 of the probe's regions). A bad one is kept whole as a dead letter with its
 reason (probes.deadletters) in the same transaction as the rest of its
@@ -14,6 +16,7 @@ import functools
 import logging
 import math
 import time
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -171,8 +174,9 @@ def clean(payload: dict, now: datetime, implausible: list[str] | None = None) ->
 
 def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = deadletters.INGEST_QUEUE) -> list[dict]:
     """Insert the valid payloads, ignoring slots already stored, and keep the
-    invalid ones (and `rejected`: (value, reason) pairs found earlier) as dead
-    letters in the same transaction. Returns the newly stored rows as
+    invalid ones (and `rejected`: (value, reason) pairs or (value, reason,
+    names) triples found earlier, see deadletters.letter) as dead letters in
+    the same transaction. Returns the newly stored rows as
     broadcast items (sent once the transaction commits)."""
     now = datetime.now(UTC)
     letters = list(rejected or ())
@@ -206,11 +210,15 @@ def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = 
         if items:
             transaction.on_commit(partial(live.broadcast, items))
     if letters:
+        # One line per batch however many were refused (a flood of forged
+        # messages must not flood the log), the commonest reasons first.
+        reasons = Counter(letter[1] for letter in letters)
         log.warning(
-            "ingest: %d of %d payloads kept as dead letters, e.g. %s",
+            "ingest: %d of %d messages and payloads kept as dead letters: %s",
             len(letters),
             len(payloads) + len(rejected or ()),
-            letters[0][1][:200],
+            "; ".join(f"{count} x {reason[:200]}" for reason, count in reasons.most_common(3))
+            + ("; ..." if len(reasons) > 3 else ""),
         )
     return items
 
@@ -325,22 +333,13 @@ def _mark_hours_stale(hours: set[datetime]) -> None:
 
 def ingest_messages(messages: list[tuple]) -> int:
     """Store the measurements of a batch of ingest task messages, given as
-    (args, kwargs, label). Region workers send one argument: a measurement
-    or a list of them; any other message is kept whole as a dead letter."""
-    payloads: list = []
-    rejected: list[tuple] = []
-    for args, kwargs, label in messages:
-        if isinstance(args, (list, tuple)) and len(args) == 1 and not kwargs:
-            body = args[0]
-            payloads.extend(body if isinstance(body, list) else [body])
-        else:
-            rejected.append(
-                (
-                    {"args": args, "kwargs": kwargs},
-                    f"task message {label}: expected one argument, a measurement or a list of them",
-                )
-            )
-    return store_with_retry(payloads, rejected=rejected)
+    (args, kwargs, label). Region workers send one argument: a sealed results
+    message (probes.fleet.trust opens it). What is refused, a whole message
+    or one payload, is kept as a dead letter with the reason."""
+    from probes.fleet.trust import open_results
+
+    opened = open_results(messages, datetime.now(UTC))
+    return store_with_retry(opened.payloads, rejected=opened.refused)
 
 
 def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max_wait_s: float | None = None) -> int:
@@ -385,12 +384,13 @@ def _store_one(entry: tuple[list, list]) -> int:
     except (OperationalError, InterfaceError):
         raise
     except DatabaseError as exc:
-        value, reason = (payloads[0], "") if payloads else rejected[0]
+        value, reason, *names = (payloads[0], "") if payloads else rejected[0]
         reason = f"{reason}; " if reason else ""
         deadletters.record(
             value,
             reason=f"{reason}the database refused it: {str(exc).strip()[:500]}",
             source=deadletters.INGEST_QUEUE,
             received_at=datetime.now(UTC),
+            names=names[0] if names else None,
         )
         return 0

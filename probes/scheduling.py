@@ -185,12 +185,36 @@ def run_now(probe_ids: list[int]) -> int:
 
 class SlotScheduler(beat.Scheduler):
     """`celery beat -S probes.scheduling:SlotScheduler`: beat's own entries
-    (rollups, pruning) plus the per-second slot dispatch."""
+    (rollups, pruning), signed as the central side's, plus the per-second
+    slot dispatch."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._next_dispatch = 0.0
         self._redis = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
+
+    def apply_async(self, entry, producer=None, advance=True, **kwargs):
+        # Maintenance tasks run only when sent from here: each message carries
+        # a fresh central signature (probes.fleet.maintenance), made at send
+        # time so it is never older than the entry's interval. The entry is
+        # advanced first and only a copy carries the token: the schedule
+        # itself never holds one.
+        from probes.fleet.maintenance import MAINTENANCE_TASKS, central_token
+
+        entry = self.reserve(entry) if advance else entry
+        if entry.task in MAINTENANCE_TASKS:
+            entry = type(entry)(
+                name=entry.name,
+                task=entry.task,
+                last_run_at=entry.last_run_at,
+                total_run_count=entry.total_run_count,
+                schedule=entry.schedule,
+                args=entry.args,
+                kwargs={**(entry.kwargs or {}), "token": central_token(entry.task)},
+                options=entry.options,
+                app=entry.app,
+            )
+        return super().apply_async(entry, producer=producer, advance=False, **kwargs)
 
     def tick(self, *args, **kwargs):
         delay = super().tick(*args, **kwargs)

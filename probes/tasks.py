@@ -59,15 +59,25 @@ def heartbeat(self, *args, **kwargs) -> str:
 
 
 @shared_task(name="probes.rollup_recent", ignore_result=True, time_limit=600, soft_time_limit=570, expires=290)
-def rollup_recent() -> int:
+def rollup_recent(token: str | None = None) -> int | None:
+    from probes.fleet.maintenance import refused
     from probes.rollups import rollup_stale_hours
+
+    # Sent by the central scheduler only (probes.fleet.maintenance): a region
+    # host holds the broker URL too.
+    if refused("probes.rollup_recent", token):
+        return None
 
     return rollup_stale_hours()
 
 
 @shared_task(name="probes.prune", ignore_result=True, time_limit=3000, soft_time_limit=2900, expires=3500)
-def prune() -> int:
+def prune(token: str | None = None) -> int | None:
+    from probes.fleet.maintenance import refused
     from probes.rollups import prune_raw
+
+    if refused("probes.prune", token):
+        return None
 
     started = time.monotonic()
     deleted = prune_raw()  # dead letters too, on the same retention

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 import random
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import factory
 from factory.django import DjangoModelFactory
 
-from probes.models import Measurement, Probe, Region, Target
+from probes.models import Measurement, Probe, Region, RegionKey, Target
+from probes.worker.protocol import RESULTS, Credential, seal
 
 
 class RegionFactory(DjangoModelFactory):
@@ -85,6 +86,61 @@ class MeasurementFactory(DjangoModelFactory):
     output_tokens = 20
     tokens_per_s = 50.0
     itl_p50_ms = 12.5
+
+
+def measurement_payload(probe, region, scheduled_for: datetime, **result_fields) -> dict:
+    """One measurement as a region worker's run task builds it (a sealed
+    results message carries a list of these: `sealed_results`)."""
+    from probes.engine.result import Measurement as EngineResult
+
+    result = EngineResult(
+        outcome="ok",
+        started_at=(scheduled_for + timedelta(milliseconds=250)).isoformat(),
+        http_status=200,
+        http_version="HTTP/1.1",
+        remote_addr="203.0.113.7:443",
+        connection="warm",
+        ttfb_ms=120.5,
+        first_event_ms=180.25,
+        ttft_ms=250.123456,
+        total_ms=900.000001,
+        output_tokens=5,
+        tokens_estimated=False,
+        tokens_per_s=33.333333,
+        itl_p50_ms=12.5,
+        itl_p95_ms=19.75,
+        itl_max_ms=22.0,
+        response_bytes=1234,
+    ).to_dict()
+    result.update(result_fields)
+    return {
+        "probe_id": probe.id,
+        "target_id": probe.target_id,
+        "region_id": region.id,
+        "scheduled_for": scheduled_for.isoformat(),
+        "worker": "worker-lagos-1",
+        "result": result,
+    }
+
+
+def region_credential(region: Region, **issue) -> Credential:
+    """A new credential for `region`, issued as `manage.py region_key` issues
+    one (probes.fleet.keys.issue_key: the region's earlier keys keep working
+    for the overlap, 24 h unless `overlap=` says otherwise)."""
+    from probes.fleet.keys import issue_key
+
+    return Credential.parse(issue_key(region, **issue).credential)
+
+
+def sealed_results(region: Region, payloads: list, credential: Credential | None = None, *, slug: str = "") -> dict:
+    """The one argument of an ingest task message, as a region worker sends
+    it: `payloads` sealed with `credential` (a new one of `region` when
+    omitted) for `region` (or for the region named `slug`: a forgery)."""
+    return seal(RESULTS, slug or region.slug, credential or region_credential(region), list(payloads))
+
+
+def region_keys(region: Region) -> list[RegionKey]:
+    return list(RegionKey.objects.filter(region=region).order_by("created_at"))
 
 
 # The timing columns a failed row leaves NULL: it has no answer to time.

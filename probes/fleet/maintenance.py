@@ -32,3 +32,42 @@ def refusal(task_name: str, token: object, *, max_age_s: float) -> str | None:
     if not isinstance(value, dict) or value.get("task") != task_name:
         return f"maintenance task {task_name} carries a signature for another task: not run"
     return None
+
+
+# The tasks only the central scheduler may send: it signs each of them
+# (probes.scheduling.SlotScheduler), and each checks first (`refused`).
+MAINTENANCE_TASKS = frozenset({"probes.rollup_recent", "probes.prune", "probes.close_slots"})
+DEAD_LETTER_SOURCE = "maintenance"
+# What of a refused message's arguments is kept: enough to recognise it.
+_KEPT_CHARS = 500
+
+
+def beat_interval(task_name: str) -> float:
+    """Seconds between two sends of `task_name` by the central beat
+    (settings.CELERY_BEAT_SCHEDULE): a token older than that is not from
+    the latest send."""
+    from django.conf import settings
+
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        if entry.get("task") == task_name:
+            schedule = entry["schedule"]
+            return float(schedule.total_seconds() if hasattr(schedule, "total_seconds") else schedule)
+    raise LookupError(f"{task_name} is not in CELERY_BEAT_SCHEDULE")
+
+
+def refused(task_name: str, token: object, *, max_age_s: float | None = None, **arrived: object) -> bool:
+    """True when this maintenance message must not run: then it has been
+    logged (one warning) and kept as a dead letter with the reason and what
+    arrived (`arrived`: the task's other arguments). Call it first thing in
+    the task, with the `token` kwarg it was sent: `if refused(NAME, token): return None`.
+    `max_age_s` defaults to the task's beat interval."""
+    from probes import deadletters
+
+    reason = refusal(task_name, token, max_age_s=beat_interval(task_name) if max_age_s is None else max_age_s)
+    if reason is None:
+        return False
+    kept = {"task": task_name, "token": token if not isinstance(token, str) else token[:_KEPT_CHARS]}
+    if arrived:
+        kept["arguments"] = {name: repr(value)[:_KEPT_CHARS] for name, value in arrived.items()}
+    deadletters.reject_message(kept, source=DEAD_LETTER_SOURCE, reason=reason, keep=True)
+    return True

@@ -15,6 +15,7 @@ from django.urls import reverse
 from probes.ingest import store, store_with_retry
 from probes.models import DeadLetter, Measurement
 from probes.rollups import prune_raw
+from tests.factories import region_credential, sealed_results
 from tests.pipeline.test_ingest_validation import BASE, payload
 
 
@@ -140,8 +141,14 @@ def test_a_task_message_with_garbage_arguments_is_a_dead_letter_and_its_neighbou
     from probes.ingest import ingest_messages
 
     good = five_valid(probe, region)
+    credential = region_credential(region)
     stored = ingest_messages(
-        [((good[:3],), {}, "t1"), ((5, 6), {}, "t2"), ((good[3],), {}, "t3"), ((), {"x": 1}, "t4")]
+        [
+            ((sealed_results(region, good[:3], credential),), {}, "t1"),
+            ((5, 6), {}, "t2"),
+            ((sealed_results(region, good[3:4], credential),), {}, "t3"),
+            ((), {"x": 1}, "t4"),
+        ]
     )
     assert stored == 4 and Measurement.objects.count() == 4
     letters = list(DeadLetter.objects.all())

@@ -9,43 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from probes.engine.result import Measurement as EngineResult
 from probes.ingest import store
 from probes.models import DeadLetter, Measurement
+from tests.factories import measurement_payload as payload
 
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
-
-
-def payload(probe, region, scheduled_for: datetime, **result_fields) -> dict:
-    """A message as the region worker's run task builds it."""
-    result = EngineResult(
-        outcome="ok",
-        started_at=(scheduled_for + timedelta(milliseconds=250)).isoformat(),
-        http_status=200,
-        http_version="HTTP/1.1",
-        remote_addr="203.0.113.7:443",
-        connection="warm",
-        ttfb_ms=120.5,
-        first_event_ms=180.25,
-        ttft_ms=250.123456,
-        total_ms=900.000001,
-        output_tokens=5,
-        tokens_estimated=False,
-        tokens_per_s=33.333333,
-        itl_p50_ms=12.5,
-        itl_p95_ms=19.75,
-        itl_max_ms=22.0,
-        response_bytes=1234,
-    ).to_dict()
-    result.update(result_fields)
-    return {
-        "probe_id": probe.id,
-        "target_id": probe.target_id,
-        "region_id": region.id,
-        "scheduled_for": scheduled_for.isoformat(),
-        "worker": "worker-lagos-1",
-        "result": result,
-    }
 
 
 @pytest.fixture

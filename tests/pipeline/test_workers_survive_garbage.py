@@ -150,7 +150,7 @@ def test_workers_reject_garbage_on_their_queues_stay_up_and_store_the_next_slots
     assert DeadLetter.objects.filter(payload_text=HUGE.decode()).count() == 3
     assert DeadLetter.objects.filter(payload_text="garbage{").count() == 3
     assert DeadLetter.objects.filter(payload={"hello": "world"}).count() == 3
-    assert DeadLetter.objects.filter(payload="garbage", reason="payload is not a measurement message").count() == 3
+    assert DeadLetter.objects.filter(payload="garbage", reason="not a signed message (a str)").count() == 3
     assert all(letter.reason for letter in DeadLetter.objects.all())
 
     for proc in (ingest, worker):

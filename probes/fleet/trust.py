@@ -1,0 +1,148 @@
+"""Which results the central ingest believes.
+
+A region worker sends each batch of measurements as one sealed `results`
+message (probes.worker.protocol): the list of payloads as JSON text, signed
+with its region's credential. Here a batch of such messages is opened:
+
+- a message that is not a sealed schema-2 results message, names a key this
+  site does not know, a key of another region or a retired key, or whose
+  signature does not match, is refused whole, with the reason;
+- inside a message that opens, a payload naming another region than the
+  signing key's is refused alone: a Lagos credential speaks only for Lagos;
+- the rest goes on to the ordinary validation and storage (probes.ingest).
+
+Refused messages are kept as dead letters as they arrived (the envelope
+holds no secret: a signature and a public key id). Cost: one query for all
+the keys a batch names, one signature check and one JSON parse per message,
+never per payload. No cache of keys: a retired key is refused at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from probes.worker.protocol import RESULTS, Refused, envelope_header, open_sealed, schema_refusal
+
+# Bodies larger than this are not parsed just to name a refused message's
+# worker in its dead letter: a forged megabyte costs a parse only if signed.
+_PEEK_LIMIT = 256 * 1024
+
+
+@dataclass
+class Opened:
+    """A batch of ingest messages, opened: the payloads to store, and the
+    (value, reason, names) of what is refused, for the dead-letter table."""
+
+    payloads: list = field(default_factory=list)
+    refused: list[tuple[Any, str, dict]] = field(default_factory=list)
+    messages_refused: int = 0
+
+
+def open_results(messages: list[tuple], now: datetime) -> Opened:
+    """Open each ingest task message, given as (args, kwargs, label): one
+    argument, a sealed results message."""
+    from probes.fleet.keys import known_keys, unknown_key_reason
+
+    out = Opened()
+    sealed: list[tuple[dict, str, str]] = []  # (message, claimed region, key_id)
+    claimed: list[tuple[Any, str, str | None]] = []  # refused before a key: (value, reason, claimed region)
+    for args, kwargs, label in messages:
+        if not (isinstance(args, (list, tuple)) and len(args) == 1 and not kwargs):
+            claimed.append(
+                (
+                    {"args": args, "kwargs": kwargs},
+                    f"task message {label}: expected one argument, a sealed results message",
+                    None,
+                )
+            )
+            continue
+        message = args[0]
+        try:
+            if _unsigned_measurement(message):
+                raise Refused(schema_refusal(1, "0.1.x"))
+            kind, region, key_id = envelope_header(message)
+            if kind != RESULTS:
+                raise Refused(f"a {kind} message on the ingest queue, which takes {RESULTS} only")
+        except Refused as exc:
+            claimed.append((message, str(exc), _claimed_region(message)))
+            continue
+        sealed.append((message, region, key_id))
+
+    keys = known_keys({key_id for _, _, key_id in sealed}) if sealed else {}
+    for message, region, key_id in sealed:
+        known = keys.get(key_id)
+        if known is None:
+            claimed.append((message, unknown_key_reason(key_id, region), region))
+            continue
+        problem = known.problem(region, now)
+        if problem is not None:
+            claimed.append((message, problem, region))
+            continue
+        try:
+            content = open_sealed(message, known.key, kind=RESULTS).content
+        except Refused as exc:
+            claimed.append((message, str(exc), region))
+            continue
+        if not isinstance(content, list):
+            out.refused.append(
+                (
+                    message,
+                    f"the signed results body is not a list of measurements (a {type(content).__name__})",
+                    {"region_id": known.region_id},
+                )
+            )
+            out.messages_refused += 1
+            continue
+        for payload in content:
+            # Non-dicts go on: validation names what is wrong with them.
+            if isinstance(payload, dict) and payload.get("region_id") != known.region_id:
+                shown = str(payload.get("region_id"))[:40]
+                out.refused.append(
+                    (payload, f"region {shown} is not the region of the signing key ({known.region_slug})", {})
+                )
+            else:
+                out.payloads.append(payload)
+
+    if claimed:
+        region_ids = _region_ids({region for _, _, region in claimed if region})
+        for value, reason, region in claimed:
+            names: dict = {"region_id": region_ids.get(region)} if region else {}
+            worker = _worker_named(value)
+            if worker:
+                names["worker"] = worker
+            out.refused.append((value, reason, names))
+        out.messages_refused += len(claimed)
+    return out
+
+
+def _unsigned_measurement(message: object) -> bool:
+    # Release 0.1 also sent one bare measurement, not in a list.
+    return isinstance(message, dict) and "schema" not in message and "result" in message
+
+
+def _claimed_region(message: object) -> str | None:
+    region = message.get("region") if isinstance(message, dict) else None
+    return region if isinstance(region, str) and len(region) <= 50 else None
+
+
+def _region_ids(slugs: set[str]) -> dict[str, int]:
+    from probes.models import Region
+
+    return dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id")) if slugs else {}
+
+
+def _worker_named(value: object) -> str | None:
+    """The worker a refused message says sent it (its own, unverified claim:
+    a name to look for, not a proof)."""
+    content: object = value
+    if isinstance(value, dict) and isinstance(value.get("body"), str) and len(value["body"]) <= _PEEK_LIMIT:
+        try:
+            content = json.loads(value["body"])
+        except (ValueError, RecursionError):
+            return None
+    first = content[0] if isinstance(content, list) and content else content
+    worker = first.get("worker") if isinstance(first, dict) else None
+    return worker if isinstance(worker, str) else None
