@@ -23,7 +23,7 @@ from latency import charts
 from latency.access import dashboard_api
 from latency.charts.distribution import histogram_figure
 from latency.charts.over_time import timeseries_figure, wants_lines
-from latency.forms import DashboardFilterForm
+from latency.forms import DashboardFilterForm, WorkersForm
 from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message, no_data_message, table_columns
 from probes import readings
 from probes.models import Region, Target
@@ -100,9 +100,12 @@ def _has_value(row: dict) -> bool:
 
 @chart_endpoint
 def overview(f: Selection) -> dict:
+    # Health is read now, whatever the window: a region is dark or live at present.
     rows = readings.summary(f)
+    health = readings.region_health(timezone.now(), [row["id"] for row in rows])
+    rows = [{**row, "status": health[row["id"]].status, "last_seen": health[row["id"]].last_seen} for row in rows]
     samples = sum(row["samples"] for row in rows)
-    figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label)
+    figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label, health)
     return {
         "figure": charts.figure_json(figure),
         "rows": rows,
@@ -190,5 +193,53 @@ def meta(request: HttpRequest):
             "windows": [value for value, _ in WINDOWS],
             "percentiles": PERCENTILES,
             "metrics": [{"value": value, "label": str(label), "unit": UNITS[value]} for value, label in METRICS],
+        }
+    )
+
+
+def worker_json(row: readings.WorkerRow, region_status: str) -> dict:
+    """One worker of /api/workers: the issue's fields (region, hostname, release, last_seen, status,
+    in_flight, clock_offset_ms), then the rest of what its heartbeat said."""
+    return {
+        "region": row.region_slug,
+        "hostname": row.hostname,
+        "release": row.release,
+        "last_seen": row.last_seen,
+        "status": row.status,
+        "in_flight": row.in_flight,
+        "clock_offset_ms": row.clock_offset_ms,
+        "clock_flagged": row.clock_flagged,
+        "region_name": row.region_name,
+        "region_status": region_status,
+        "name": row.name,
+        "state": row.state,
+        "started_at": row.started_at,
+        "last_run_at": row.last_run_at,
+        "runs": row.runs,
+        "queue_depth": row.queue_depth,
+        "key_id": row.key_id,
+    }
+
+
+@dashboard_api
+def workers(request: HttpRequest):
+    """Region workers heard in the last day (stopped ones briefly), newest first per region; ?region=<slug>
+    (repeatable) for some regions only. Each with its region's status (live, stale or dark)."""
+    form = WorkersForm(request.GET, now=timezone.now())
+    try:
+        region_ids = form.result()
+    except BadParameter as exc:
+        return respond({"error": str(exc), "param": exc.param}, status=400)
+    now = timezone.now()
+    rows = readings.worker_rows(region_ids or None, now)
+    health = readings.region_health(now, region_ids or None)
+    return respond(
+        {
+            "workers": [worker_json(row, health[row.region_id].status) for row in rows],
+            "regions": {
+                slug: health[rid].status
+                for rid, slug in Region.objects.filter(id__in=list(health)).values_list("id", "slug")
+            },
+            "now": now,
         }
     )

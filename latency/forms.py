@@ -489,6 +489,15 @@ class LiveFeedForm(ParamsForm):
         return self.cleaned_data["target"]
 
 
+class WorkersForm(ParamsForm):
+    """/api/workers?region=<slug>: which regions' workers (repeatable; none or "all": every region)."""
+
+    region = RegionSlugs(allow_all=True)
+
+    def build(self) -> list[int]:
+        return self.cleaned_data["region"]
+
+
 def dashboard_filters(params, now: datetime) -> Filters:
     """Filters from dashboard query parameters (a QueryDict or a mapping of
     name to list of values), or BadParameter naming the first bad one."""

@@ -145,10 +145,13 @@ CELERY_TASK_ROUTES = {
     "probes.rollup_recent": {"queue": "maintenance"},
     "probes.prune": {"queue": "maintenance"},
     "probes.heartbeat": {"queue": "health"},
+    "probes.close_slots": {"queue": "maintenance"},
 }
 CELERY_BEAT_SCHEDULE = {
     "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},
     "prune": {"task": "probes.prune", "schedule": 3600.0, "options": {"expires": 3500}},
+    # Scheduled runs nobody picked up become MissedRun rows (probes.fleet.missed).
+    "close-slots": {"task": "probes.close_slots", "schedule": 60.0, "options": {"expires": 55}},
 }
 
 # Measurements: raw rows are kept this many days; hourly rollups forever
@@ -164,6 +167,19 @@ LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout (
 # worker no heartbeat has mentioned stays listed.
 LATENCY_HEARTBEAT_HISTORY_HOURS = env_int("LATENCY_HEARTBEAT_HISTORY_HOURS", 24, minimum=1, maximum=24 * 90)
 LATENCY_WORKER_FORGET_DAYS = 30
+
+# Region health (probes.readings.fleet): a region is live while a running worker's heartbeat is
+# younger than STALE_AFTER seconds, stale up to DARK_AFTER, dark after that (or with no worker).
+LATENCY_REGION_STALE_AFTER = env_int("LATENCY_REGION_STALE_AFTER", 60, minimum=5, maximum=3600)
+LATENCY_REGION_DARK_AFTER = env_int("LATENCY_REGION_DARK_AFTER", 300, minimum=10, maximum=86400)
+if LATENCY_REGION_DARK_AFTER <= LATENCY_REGION_STALE_AFTER:
+    raise ImproperlyConfigured(
+        f"LATENCY_REGION_DARK_AFTER={LATENCY_REGION_DARK_AFTER} must be longer than "
+        f"LATENCY_REGION_STALE_AFTER={LATENCY_REGION_STALE_AFTER} (seconds)"
+    )
+# Missed runs (probes.fleet.missed): each pass looks back this far behind the grace line, so
+# a central outage shorter than this still has its slots recorded once it is back.
+LATENCY_MISSED_LOOKBACK = env_int("LATENCY_MISSED_LOOKBACK", 1800, minimum=60, maximum=86400)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

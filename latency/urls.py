@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/timeseries", api.timeseries, name="api-timeseries"),
     path("api/phases", api.phases, name="api-phases"),
     path("api/table", api.table, name="api-table"),
+    path("api/workers", api.workers, name="api-workers"),
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
     path(

@@ -38,6 +38,13 @@ WINDOW_LABELS = {
     "custom": gettext_lazy("custom"),
 }
 WINDOWS = [(value, WINDOW_LABELS.get(value, value)) for value in WINDOW_CHOICES]
+# A region worker's status (probes.readings.fleet), as the region page shows it.
+WORKER_STATUS_LABELS = {
+    "live": gettext_lazy("live"),
+    "stale": gettext_lazy("late"),
+    "lost": gettext_lazy("lost (silent)"),
+    "stopped": gettext_lazy("stopped"),
+}
 PERCENTILES = list(PERCENTILES_BY_LABEL)
 # (name, label) of the metric selector; lazy, so each request reads them in its own language.
 METRICS = [(m.name, labels.LABELS.get(m.name, m.label)) for m in metrics.SELECTABLE]
@@ -113,6 +120,8 @@ def table_columns(metric: str, percentile: str) -> list[dict]:
         {"key": "model", "label": _("Model"), "type": "text"},
         {"key": "samples", "label": _("Samples"), "type": "num"},
         {"key": "error_rate", "label": _("Errors (%)"), "type": "num"},
+        # Runs due in the window that no worker picked up: a dark region shows here, not as silence.
+        {"key": "missed", "label": _("Missed"), "type": "num"},
     ]
     shown = ["p50", percentile] if percentile != "p50" else ["p50"]
     for name in shown:
@@ -232,8 +241,15 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
             for row in readings.ranking(region.slug, f)
         ]
     selected = form.selected
+    now = timezone.now()
+    workers = readings.worker_rows([region.id], now)
     context = {
         "region": region,
+        "health": readings.region_health(now, [region.id])[region.id],
+        "workers": [(w, WORKER_STATUS_LABELS[w.status]) for w in workers],
+        "clock_flagged": [w for w in workers if w.clock_flagged and w.status != "stopped"],
+        "stale_after": settings.LATENCY_REGION_STALE_AFTER,
+        "dark_after_minutes": settings.LATENCY_REGION_DARK_AFTER // 60,
         "form": form,
         "ranking": ranking,
         "error": error,

@@ -297,3 +297,7 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
     def received(self, obj: DeadLetter):
         text = json.dumps(obj.payload, indent=2, ensure_ascii=False) if obj.payload is not None else obj.payload_text
         return format_html('<pre class="dead-letter">{}</pre>', text)
+
+
+# Region workers: an admin module of their own (probes/fleet/admin_workers.py), registered on import.
+from probes.fleet import admin_workers  # noqa: E402, F401

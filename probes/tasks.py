@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import UTC, datetime
 
 from celery import shared_task
 from celery_batches import Batches
@@ -83,3 +84,26 @@ def prune(token: str | None = None) -> int | None:
     deleted = prune_raw()  # dead letters too, on the same retention
     log.info("pruned %d raw measurements in %.1f s", deleted, time.monotonic() - started)
     return deleted
+
+
+CLOSE_SLOTS_TASK = "probes.close_slots"
+# The beat sends it every 60 s: a signature older than two intervals is a replay, not the scheduler.
+CLOSE_SLOTS_TOKEN_MAX_AGE_S = 120
+
+
+@shared_task(name=CLOSE_SLOTS_TASK, ignore_result=True, time_limit=120, soft_time_limit=110, expires=55)
+def close_slots(token: str | None = None) -> int:
+    """Record scheduled runs that no worker picked up (probes.fleet.missed). Central only: refused
+    without the central scheduler's fresh signature (probes.fleet.maintenance)."""
+    from probes.fleet.maintenance import refusal
+    from probes.fleet.missed import close_slots as record_missed
+
+    if reason := refusal(CLOSE_SLOTS_TASK, token, max_age_s=CLOSE_SLOTS_TOKEN_MAX_AGE_S):
+        from probes import deadletters
+
+        log.warning("%s", reason)
+        deadletters.record(
+            {"task": CLOSE_SLOTS_TASK}, reason=reason, source="maintenance", received_at=datetime.now(UTC)
+        )
+        return 0
+    return record_missed()

@@ -32,6 +32,11 @@ ERROR_OUTLINE = "rgba(214, 39, 40, 0.9)"
 # Around a marker without errors: dark enough to outline the scale's light end on the light map.
 CLEAN_OUTLINE = "rgba(60, 70, 85, 0.55)"
 PATH_COLOR = "rgba(60, 90, 150, 0.45)"
+# A dark region (no worker heard): a hollow grey ring, so it never reads as a slow region's colour.
+DARK_COLOR = "#6b7280"
+DARK_SIZE = 14
+# A stale region (its workers late): an amber ring around its usual marker (Okabe-Ito orange).
+STALE_COLOR = "#e69f00"
 TARGET_COLOR = "#f2b705"
 MARKER_MIN, MARKER_MAX = 8, 24
 # Larger than any marker, so its points show around a region marker drawn on it.
@@ -197,7 +202,72 @@ def _region_hover(row: dict, metric: str, pname: str, target: dict | None = None
     return "<br>".join(lines)
 
 
-def world_map(regions: list[dict], target: dict | None, metric: str, percentile_label: str | float) -> go.Figure:
+def _when(value) -> str:
+    return f"{value:%Y-%m-%d %H:%M} UTC"
+
+
+def health_line(health) -> str:
+    """What the hover says about a region's workers (health: a RegionHealth, or None when unknown)."""
+    if health is None or health.status == "live":
+        return ""
+    if health.status == "stale":
+        return _("stale: the latest heartbeat came at %(when)s") % {"when": _when(health.last_seen)}
+    if health.last_seen is None:
+        return _("dark: no worker has ever reported")
+    return _("dark: no worker seen since %(when)s") % {"when": _when(health.last_seen)}
+
+
+def _dark_trace(rows: list[dict], health: dict) -> go.Scattergeo:
+    hover = []
+    for row in rows:
+        lines = [f"<b>{label_text(row['name'])}</b>", health_line(health.get(row["id"]))]
+        if row.get("samples"):
+            lines.append(
+                _("%(samples)s samples, error rate %(rate)s")
+                % {"samples": row["samples"], "rate": _percent(row.get("error_rate"))}
+            )
+        hover.append("<br>".join(lines))
+    return go.Scattergeo(
+        lat=[r["lat"] for r in rows],
+        lon=[r["lon"] for r in rows],
+        mode="markers",
+        marker={"symbol": "circle-open", "size": DARK_SIZE, "color": DARK_COLOR, "line": {"width": 2.5}},
+        text=hover,
+        hovertemplate="%{text}<extra></extra>",
+        customdata=[r["slug"] for r in rows],
+        name=_("dark regions"),
+        showlegend=False,
+        meta={"role": "dark"},
+    )
+
+
+def _stale_rings(rows: list[dict], sizes: list[float]) -> go.Scattergeo:
+    # Over the markers, without a hover of its own: the marker's hover says "stale".
+    return go.Scattergeo(
+        lat=[r["lat"] for r in rows],
+        lon=[r["lon"] for r in rows],
+        mode="markers",
+        marker={
+            "symbol": "circle-open",
+            "size": [size + 8 for size in sizes],
+            "color": STALE_COLOR,
+            "line": {"width": 3},
+        },
+        hoverinfo="skip",
+        customdata=[r["slug"] for r in rows],
+        name=_("stale regions"),
+        showlegend=False,
+        meta={"role": "stale"},
+    )
+
+
+def world_map(
+    regions: list[dict],
+    target: dict | None,
+    metric: str,
+    percentile_label: str | float,
+    health: dict | None = None,
+) -> go.Figure:
     """Regions as markers coloured by their `value` (the chosen percentile),
     sized by samples and ringed in red by error rate; grey where the window
     has no data. With a target that has a location: a star there and a
@@ -209,12 +279,22 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
     a region in the target's own city stays visible and hoverable on top of
     it while the star's points still show around it.
 
+    With `health` ({region_id: probes.readings.RegionHealth}): a dark region
+    (no worker heard) is a hollow grey ring whatever its window holds, so an
+    absent region never passes for a slow one, and a stale region keeps its
+    colour inside an amber ring; both say so in the hover. Above the grey
+    markers, beneath the coloured ones; the amber rings on top.
+
     regions: probes.readings.summary rows. target: {"name", "location_name",
     "lat", "lon"} when exactly one target is selected (lat/lon None when it
     has no location), else None. percentile_label: "p50" or 0.5."""
     pname = percentile_name(percentile_label)
     u = unit(metric)
     label = metric_label(metric)
+    health = health or {}
+    status = {rid: h.status for rid, h in health.items()}
+    dark = [r for r in regions if status.get(r.get("id")) == "dark"]
+    regions = [r for r in regions if status.get(r.get("id")) != "dark"]
     with_data = [r for r in regions if r.get("samples") and r.get("value") is not None]
     without = [r for r in regions if not (r.get("samples") and r.get("value") is not None)]
     has_target = bool(target) and target.get("lat") is not None and target.get("lon") is not None
@@ -274,6 +354,8 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                 )
             else:
                 hover.append(f"<b>{label_text(row['name'])}</b><br>" + _("no data in this window"))
+            if note := health_line(health.get(row.get("id"))):
+                hover[-1] += "<br>" + note
         fig.add_trace(
             go.Scattergeo(
                 lat=[r["lat"] for r in without],
@@ -296,8 +378,11 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
             )
         )
 
+    if dark:
+        fig.add_trace(_dark_trace(dark, health))
+
+    most = max((r["samples"] for r in with_data), default=0)
     if with_data:
-        most = max(r["samples"] for r in with_data)
         fig.add_trace(
             go.Scattergeo(
                 lat=[r["lat"] for r in with_data],
@@ -327,7 +412,11 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                     },
                     "opacity": 0.95,
                 },
-                text=[_region_hover(r, metric, pname, target) for r in with_data],
+                text=[
+                    _region_hover(r, metric, pname, target)
+                    + (f"<br>{note}" if (note := health_line(health.get(r.get("id")))) else "")
+                    for r in with_data
+                ],
                 hovertemplate="%{text}<extra></extra>",
                 customdata=[r["slug"] for r in with_data],
                 name=_("regions"),
@@ -335,6 +424,10 @@ def world_map(regions: list[dict], target: dict | None, metric: str, percentile_
                 meta={"role": "regions"},
             )
         )
+    stale = [(r, _marker_size(r["samples"], most)) for r in with_data if status.get(r.get("id")) == "stale"]
+    stale += [(r, MARKER_MIN) for r in without if status.get(r.get("id")) == "stale"]
+    if stale:
+        fig.add_trace(_stale_rings([r for r, _size in stale], [size for _r, size in stale]))
 
     fig.update_layout(
         **_layout(margin={"l": 0, "r": 0, "t": 0, "b": 0}),

@@ -15,6 +15,11 @@ Facade (a Selection in, typed rows out; see rows.py):
     buckets_are_raw / bucket_statement / spans / bucket_rows
                             per time bucket x region x target (regions.csv)
     recent(target_id, limit, failures=False)           -> [dict]
+    worker_rows(region_ids, now)   region workers heard lately -> [WorkerRow]
+    region_health(now) / region_status(now)
+                            {region_id: live | stale | dark} (fleet.py)
+    missed_counts((since, until), target_ids, region_ids)
+                            {(region_id, target_id): runs nobody picked up}
 
 The percentile, one definition. The q-quantile of n values is the value of
 rank ceil(q * n) (at least 1) in ascending order: nearest rank, with q * n
@@ -43,6 +48,15 @@ marked, hourly rollups for other marked hours, raw rows for the rest
 """
 
 from probes.readings.buckets import bucket_rows, bucket_statement, buckets_are_raw, spans
+from probes.readings.fleet import (
+    REGION_STATUSES,
+    RegionHealth,
+    WorkerRow,
+    missed_counts,
+    region_health,
+    region_status,
+    worker_rows,
+)
 from probes.readings.mix import mix, mix_shares
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.selection import BadParameter, Selection
@@ -66,22 +80,29 @@ def recent(target_id: int, limit: int = 100, *, failures: bool = False) -> list[
 
 __all__ = [
     "PHASE_METRICS",
+    "REGION_STATUSES",
     "SEGMENTS",
     "BadParameter",
+    "RegionHealth",
     "Selection",
+    "WorkerRow",
     "bucket_rows",
     "bucket_size",
     "bucket_statement",
     "buckets_are_raw",
     "distribution",
     "distribution_rows",
+    "missed_counts",
     "mix",
     "mix_shares",
     "phases",
     "ranking",
     "recent",
+    "region_health",
+    "region_status",
     "series",
     "spans",
     "summary",
     "table",
+    "worker_rows",
 ]

@@ -68,6 +68,7 @@ class TableRow(Figures):
     target: str
     target_id: int
     model: str
+    missed: int  # scheduled runs no worker picked up (and still without a measurement)
 
 
 class RankingRow(Figures, total=False):

@@ -12,6 +12,7 @@ from probes.geo import latency_tax_ms, path_floor_ms
 from probes.histogram import Histogram
 from probes.metrics import BY_NAME, PHASES
 from probes.models import Probe, Region, Target
+from probes.readings.fleet import missed_counts
 from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, Reading, RegionSummaryRow, TableRow
 from probes.readings.selection import BadParameter, Selection
 from probes.readings.window import read_window
@@ -172,19 +173,26 @@ def distribution(f: Selection) -> dict[str, Histogram]:
 
 
 def table(f: Selection) -> list[TableRow]:
-    """One row per (region, target) pair with data, by region then target name.
+    """One row per (region, target) pair with data or with missed runs, by
+    region then target name.
 
     Keys: region (the region's name, for display), region_slug, target (its
     name), target_id, model, samples, errors, error_rate, p50, p95, value
-    (f.percentile) of f.metric."""
-    readings = _read(f, ("region_id", "target_id"))
+    (f.percentile) of f.metric, missed (scheduled runs in the window that no
+    worker picked up and that still have no measurement; see fleet.py). A
+    pair whose region went dark shows with 0 samples and its missed runs."""
+    targets, regions_scope = _scope(f)
+    readings = _read(f, ("region_id", "target_id"), target_ids=targets, region_ids=regions_scope)
     readings = {key: r for key, r in readings.items() if r.samples}
+    missed = missed_counts((f.since, f.until), targets, regions_scope)
+    for key in missed:
+        readings.setdefault(key, Reading())
     regions = _regions({rid for rid, _ in readings})
-    targets = _targets({tid for _, tid in readings})
+    targets_info = _targets({tid for _, tid in readings})
     rows: list[TableRow] = []
     for (region_id, target_id), reading in readings.items():
         p50, p95, value = _metric_stats(reading, f)
-        region, target = regions[region_id], targets[target_id]
+        region, target = regions[region_id], targets_info[target_id]
         rows.append(
             {
                 "region": region["name"],
@@ -198,6 +206,7 @@ def table(f: Selection) -> list[TableRow]:
                 "p50": p50,
                 "p95": p95,
                 "value": value,
+                "missed": missed.get((region_id, target_id), 0),
             }
         )
     rows.sort(key=lambda row: (row["region"], row["target"], row["target_id"]))

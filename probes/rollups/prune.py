@@ -1,6 +1,6 @@
 """Retention: raw rows older than LATENCY_RETENTION_DAYS are deleted once
 their hours are rolled up (so a reading of them stays complete), dead letters
-follow the same cut, and rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
+follow the same cut, and so do missed runs; rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
 that is set. Region workers' heartbeat history is kept for
 LATENCY_HEARTBEAT_HISTORY_HOURS, and a worker not seen for 30 days is forgotten.
 """
@@ -43,6 +43,12 @@ def prune_raw(now: datetime | None = None) -> int:
     letters = deadletters.prune(cutoff)
     if letters:
         log.info("pruned %d dead letters received before %s", letters, cutoff.isoformat())
+    from probes.fleet.missed import prune_missed
+
+    # Missed runs are read beside the raw rows (samples, errors, missed): kept as long as they are.
+    missed = prune_missed(cutoff)
+    if missed:
+        log.info("pruned %d missed runs scheduled before %s", missed, cutoff.isoformat())
     if settings.LATENCY_ROLLUP_RETENTION_DAYS:
         from probes.models import DailyRollup
 

@@ -30,6 +30,7 @@
   const PLOT_CONFIG = { topojsonURL: cfg.topojson_url, displaylogo: false, responsive: true };
   if (CHINESE) PLOT_CONFIG.locale = "zh-CN";
   const REFRESH_DELAY_MS = 300;
+  const HEALTH_REFRESH_MS = 30000;
   const RETRY_FIRST_MS = 1000;
   const RETRY_MAX_MS = 15000;
   const CHARTS = ["overview", "histograms", "timeseries", "phases", "table"];
@@ -289,6 +290,19 @@
     if (!document.hidden) refresh();
   });
 
+  // A region going dark sends nothing: without this the map would keep it
+  // live until the next measurement from elsewhere. The map and the table
+  // (regions' status, missed runs) are read again now and then.
+  setInterval(async () => {
+    if (document.hidden || signedOut || refreshing) return;
+    for (const name of ["overview", "table"]) {
+      const body = await load(name);
+      if (!body) continue;
+      showNoData(name, body.no_data);
+      draw[name](body);
+    }
+  }, HEALTH_REFRESH_MS);
+
   // ---- the sortable table --------------------------------------------------
 
   let tableRows = [];
@@ -323,10 +337,13 @@
     any: new Intl.NumberFormat(LOCALE),
   };
 
+  // Columns of whole counts, written without decimals.
+  const COUNTS = new Set(["samples", "missed"]);
+
   function formatCell(key, value) {
     if (value === null || value === undefined) return "–";
     if (key === "error_rate") return NUMBER.tenths.format(value * 100);
-    if (typeof value === "number" && key !== "samples") {
+    if (typeof value === "number" && !COUNTS.has(key)) {
       // The unit is in the column's heading.
       return (Math.abs(value) >= 100 ? NUMBER.whole : NUMBER.tenths).format(value);
     }

@@ -1,0 +1,60 @@
+"""The admin's list of region workers: read-only, as their heartbeats describe them (the heartbeat
+handler writes these rows; nobody adds or edits them here)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from probes.models import Worker
+from probes.readings.fleet import clock_flagged, worker_status
+
+STATUS_LABELS = {
+    "live": _("live"),
+    "stale": _("late"),
+    "lost": _("lost (silent)"),
+    "stopped": _("stopped"),
+}
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = (
+        "region",
+        "hostname",
+        "name",
+        "release",
+        "status",
+        "last_seen",
+        "in_flight",
+        "queue_depth",
+        "clock_offset_ms",
+        "clock_off",
+        "key_id",
+    )
+    list_filter = ("region", "state")
+    list_select_related = ("region",)
+    search_fields = ("hostname", "name", "key_id", "instance")
+    search_help_text = _("Search the host name, the node name, the key id and the instance.")
+    ordering = ("-last_seen",)
+    date_hierarchy = "last_seen"
+    list_per_page = 100
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description=_("status"))
+    def status(self, obj: Worker) -> str:
+        return str(STATUS_LABELS[worker_status(obj.state, obj.last_seen, timezone.now())])
+
+    @admin.display(description=_("clock more than 1 s off"), boolean=True)
+    def clock_off(self, obj: Worker) -> bool:
+        return clock_flagged(obj.clock_offset_ms)

@@ -1,0 +1,1 @@
+"""Health you can see: region status, region workers, missed runs."""
