@@ -20,12 +20,15 @@ from devtools.brokers import RabbitVhost, TlsRedis, Unavailable
 from tests.support import ROOT, Proc, wait_for
 
 # Run instead of the console script when a test must know what the worker imported: an audit hook
-# notes every module of Django's or of the site's settings that the process loads (it must load none),
-# then the same entry point as `latency-atlas` runs.
+# notes every module of the site's (the `latency` package: settings, URLs, ASGI) and every part of Django
+# that reads settings or opens a database (conf, db, apps, core) that the process loads: it must load none.
+# kombu imports django.utils.functional when Django is installed (to encode lazy strings): plain code, no
+# settings, so it is not counted.
 GUARD = """
 import sys
+WATCHED = ("latency", "django.conf", "django.db", "django.apps", "django.core")
 def _watch(event, args):
-    if event == "import" and (args[0] == "django" or args[0].startswith(("django.", "latency.settings"))):
+    if event == "import" and (args[0] in WATCHED or args[0].startswith(tuple(w + "." for w in WATCHED))):
         with open("imported-django.txt", "a") as out:
             out.write(args[0] + "\\n")
 sys.addaudithook(_watch)
