@@ -92,32 +92,35 @@ def region_spec(spec: dict, target, region) -> dict:
     return spec
 
 
-def due_slots(now: datetime) -> list[Slot]:
-    """The current slot of every enabled probe in every active region."""
+def _current(now: datetime) -> list[tuple]:
+    """(probe, region, slot start, interval) of every enabled probe in every active region: cheap, no spec."""
     from probes.models import Probe
 
     now_ts = now.timestamp()
-    slots: list[Slot] = []
+    out = []
     probes = Probe.objects.filter(enabled=True).select_related("target").prefetch_related("regions")
     for probe in probes:
         interval = int(probe.interval_seconds)
         start = current_slot(now_ts, interval, slot_offset(probe.id, interval))
         when = datetime.fromtimestamp(start, tz=UTC)
-        spec = probe.spec().to_dict()
-        for region in probe.regions.all():
-            if region.active:
-                slots.append(
-                    Slot(
-                        probe.id,
-                        probe.target_id,
-                        region.id,
-                        region.slug,
-                        when,
-                        interval,
-                        region_spec(spec, probe.target, region),
-                    )
-                )
+        out.extend((probe, region, when, interval) for region in probe.regions.all() if region.active)
+    return out
+
+
+def _slots(current: list[tuple]) -> list[Slot]:
+    specs: dict[int, dict] = {}
+    slots = []
+    for probe, region, when, interval in current:
+        if probe.id not in specs:
+            specs[probe.id] = probe.spec().to_dict()
+        spec = region_spec(specs[probe.id], probe.target, region)
+        slots.append(Slot(probe.id, probe.target_id, region.id, region.slug, when, interval, spec))
     return slots
+
+
+def due_slots(now: datetime) -> list[Slot]:
+    """The current slot of every enabled probe in every active region."""
+    return _slots(_current(now))
 
 
 def publish(app, slot: Slot, *, expires: datetime | None = None) -> None:
@@ -140,18 +143,30 @@ def publish(app, slot: Slot, *, expires: datetime | None = None) -> None:
 
 
 def dispatch_due(app, r: redis.Redis, now: datetime | None = None) -> int:
-    """Publish every due slot not published yet. Returns how many."""
+    """Publish every due slot not published yet. Returns how many.
+
+    Every tick sees every probe's current slot, nearly all of them published already: their once-per-slot
+    keys are set in one pipelined round trip, and only the slots won here get a spec built and are published
+    (with 200 probes, one key at a time and a spec each made the last run of a second start 0.5 s late)."""
     now = now or datetime.now(UTC)
+    current = _current(now)
+    keys = [
+        SLOT_KEY.format(probe=probe.id, region=region.id, slot=int(when.timestamp()))
+        for probe, region, when, _interval in current
+    ]
+    with r.pipeline(transaction=False) as pipe:
+        for key, (_probe, _region, _when, interval) in zip(keys, current, strict=True):
+            pipe.set(key, "1", nx=True, ex=max(2 * interval, 60))
+        won = pipe.execute()
+    won_keys = [key for key, ok in zip(keys, won, strict=True) if ok]
+    slots = _slots([entry for entry, ok in zip(current, won, strict=True) if ok])
     sent = 0
-    for slot in due_slots(now):
-        key = SLOT_KEY.format(probe=slot.probe_id, region=slot.region_id, slot=int(slot.scheduled_for.timestamp()))
-        if not r.set(key, "1", nx=True, ex=max(2 * slot.interval, 60)):
-            continue
+    for index, slot in enumerate(slots):
         try:
             publish(app, slot)
         except Exception:
-            # Let the next tick try again rather than lose the slot.
-            r.delete(key)
+            # Let the next tick try again rather than lose the slot, nor the ones after it.
+            r.delete(*won_keys[index:])
             raise
         sent += 1
     return sent

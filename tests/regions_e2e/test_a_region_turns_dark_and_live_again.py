@@ -25,6 +25,8 @@ def test_a_region_turns_dark_when_its_workers_stop_and_live_again_when_one_start
     tls_fleet.start_ingest()  # it takes the heartbeats
     first = tls_fleet.start_worker(region.slug, text)
     wait_for(lambda: status() == "live", 60, message="the region to turn live")
+    # Its starting beat makes the region live before Celery runs: stopped once it runs, as systemd would.
+    wait_for(lambda: " ready." in first.log(), 60, message="the worker to be ready")
     assert first.stop() == 0
     wait_for(lambda: status() == "dark", 60, message="the region to turn dark after its worker stopped")
 

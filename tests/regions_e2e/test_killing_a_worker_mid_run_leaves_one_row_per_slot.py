@@ -31,7 +31,7 @@ def _unacked_slots(client, queue: str) -> list[datetime]:
 
 def test_a_worker_killed_mid_run_leaves_exactly_one_row_per_slot(tls_fleet, llm_probe, credential, mockllm):
     # Each call streams for about 3 s (30 tokens, 100 ms apart): long enough to be killed in the middle.
-    probe = llm_probe(slug="test-lima", interval=10, timeout=10, tokens=30, gap_ms=100)
+    probe = llm_probe(slug="test-lima", interval=10, timeout=8, tokens=30, gap_ms=100)
     region = probe.regions.get()
     text = credential(region)
     client = tls_fleet.broker.client()
