@@ -200,10 +200,12 @@ class Demo:
         self.login = self.step("admin user", self._superuser)
         self.step("static files", self._collectstatic)
 
+        keys = self.step(f"credentials for {len(slugs)} regions", self._region_keys, regions)
         self.spawn("ingest_worker", ["ingest_worker", "--loglevel", "WARNING"])
         self.spawn(
             "region_worker",
-            [
+            env=keys,
+            args=[
                 "region_worker",
                 "--region",
                 ",".join(slugs),
@@ -264,6 +266,21 @@ class Demo:
             self._call("ensuredb", verbosity=0)
         self._call("migrate", interactive=False, verbosity=0)
 
+    @staticmethod
+    def _region_keys(regions) -> dict[str, str]:
+        """A new credential per demo region, for the one region worker process: the environment it
+        reads them from (LATENCY_REGION_KEY_<SLUG>). Earlier runs' keys end at once (overlap 0): the
+        demo's worker is the only holder, and the previous one stopped with the previous run."""
+        from datetime import timedelta
+
+        from probes.fleet.keys import issue_key
+        from probes.worker.config import key_variable
+
+        return {
+            key_variable(region.slug): issue_key(region, overlap=timedelta(0), note="make demo").credential
+            for region in regions
+        }
+
     def _collectstatic(self) -> None:
         self._call("collectstatic", interactive=False, verbosity=0)
 
@@ -313,14 +330,15 @@ class Demo:
 
     # --- children ---
 
-    def spawn(self, name: str, args: list[str], manage: bool = True) -> None:
+    def spawn(self, name: str, args: list[str], manage: bool = True, env: dict[str, str] | None = None) -> None:
         log_path = self.state / "logs" / f"{name}.log"
         log = open(log_path, "ab")
         argv = [sys.executable, *(["manage.py"] if manage else []), *args]
         popen = subprocess.Popen(
             argv,
             cwd=ROOT,
-            env=self.env,
+            # Extra variables (the region credentials) for this child only, never in os.environ.
+            env={**self.env, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -14,8 +14,9 @@ from django.utils.translation import gettext_lazy as _
 from probes.exports import stamp
 from probes.exports.measurements import selection_csv
 from probes.exports.responses import csv_response
+from probes.fleet.credentials_admin import RegionCredentialsAdmin, RegionKeyAdmin
 from probes.forms import ProbeAdminForm
-from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, Target
+from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RegionKey, Target
 
 
 class WrittenByCodeAdmin(admin.ModelAdmin):
@@ -34,8 +35,12 @@ class WrittenByCodeAdmin(admin.ModelAdmin):
         return self.superuser_may_delete and request.user.is_superuser and super().has_delete_permission(request, obj)
 
 
+admin.site.register(RegionKey, RegionKeyAdmin)
+
+
 @admin.register(Region)
-class RegionAdmin(admin.ModelAdmin):
+class RegionAdmin(RegionCredentialsAdmin):
+    # Its credentials: the keys inline and the "New credential" page (probes.fleet.credentials_admin).
     list_display = ("name", "slug", "city", "country", "latitude", "longitude", "active")
     list_editable = ("active",)
     list_filter = ("active", "country")

@@ -214,32 +214,33 @@ def store(fields: dict, *, region_id: int, key_id: str, received_at: datetime) -
         return row[0]
 
 
-def verify(message: object, now: datetime) -> tuple[Any, object, dict]:
-    """(known key, opened message, checked fields) of a good heartbeat; Refused otherwise."""
+def verify(message: object, now: datetime) -> tuple[Any, dict, dict]:
+    """(known key, the region's id/slug/name, checked fields) of a good heartbeat; Refused otherwise."""
     from probes.fleet.keys import known_keys, unknown_key_reason
     from probes.models import Region
 
     kind, region, key_id = envelope_header(message)
     if kind != HEARTBEAT:
         raise Refused(f"expected a heartbeat message, got {kind}")
+    info = Region.objects.filter(slug=region).values("id", "slug", "name").first()
+    if info is None:
+        raise Refused(f"region {region} does not exist on this site: create it in the admin first")
     key = known_keys([key_id]).get(key_id)
     if key is None:
-        if not Region.objects.filter(slug=region).exists():
-            raise Refused(f"region {region} does not exist on this site: create it in the admin first")
         raise Refused(unknown_key_reason(key_id, region))
     problem = key.problem(region, now)
     if problem:
         raise Refused(problem)
     assert isinstance(message, dict)  # envelope_header checked it
     opened = open_sealed(message, key.key, kind=HEARTBEAT)
-    return key, opened, read_content(opened.content)
+    return key, info, read_content(opened.content)
 
 
 def handle(message: object, *, now: datetime | None = None) -> Outcome:
     """Verify and keep one heartbeat. Never raises for a bad message."""
     received_at = now or datetime.now(UTC)
     try:
-        key, _opened, fields = verify(message, received_at)
+        key, info, fields = verify(message, received_at)
     except Refused as exc:
         claimed, body = _unverified(message)
         claimed = claimed if claimed and SLUG_RE.match(claimed) else None
@@ -251,10 +252,7 @@ def handle(message: object, *, now: datetime | None = None) -> Outcome:
             seq=body.get("seq") if isinstance(body.get("seq"), int) else None,
             state=body.get("state") if body.get("state") in STATES else None,
         )
-    from probes.models import Region
-
     store(fields, region_id=key.region_id, key_id=key.key.key_id, received_at=received_at)
-    info = Region.objects.filter(pk=key.region_id).values("id", "slug", "name").first()
     return Outcome(
         ok=True,
         reason=None,

@@ -160,7 +160,7 @@ def run_worker(
     return int(code or 0)
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Latency Atlas region worker.")
     commands = parser.add_subparsers(dest="command", required=True)
     worker = commands.add_parser("worker", help="run the probes of a region (or several, comma separated)")
@@ -173,7 +173,11 @@ def main(argv: list[str] | None = None) -> None:
         "--hello-timeout", type=float, default=15.0, help="seconds to wait for the central site's first answer"
     )
     commands.add_parser("version", help="print the release and the message schema")
-    opts = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    opts = build_parser().parse_args(argv)
     if opts.command == "version":
         print(f"{PROG} {release()} (message schema {SCHEMA})")
         sys.exit(0)

@@ -45,6 +45,29 @@ def test_every_manage_py_command_of_a_unit_exists_and_takes_its_options(unit, co
     command_parser(name).parse_args(args)
 
 
+def console_script_runs():
+    return [(unit.name, argv) for unit in UNITS for argv in unit.commands() if argv[0].endswith("/latency-atlas")]
+
+
+def test_the_region_unit_runs_the_console_script_and_it_takes_the_units_options():
+    from probes.worker.cli import build_parser
+
+    runs = console_script_runs()
+    assert [name for name, _ in runs] == ["latency-region@.service"]
+    for _, argv in runs:
+        assert Path(argv[0]).exists(), f"{argv[0]} is not installed (pyproject.toml [project.scripts])"
+        opts = build_parser().parse_args(argv[1:])
+        assert opts.command == "worker" and opts.region == INSTANCE
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["worker", "--region", INSTANCE, "--concurency", "5"])
+
+
+def test_a_region_worker_refused_for_its_configuration_is_not_restarted():
+    from probes.worker.config import EX_CONFIG
+
+    assert REGION_UNIT.value("Service", "RestartPreventExitStatus") == str(EX_CONFIG)
+
+
 def test_a_misspelt_option_is_refused_by_that_check():
     with pytest.raises(CommandError, match="unrecognized arguments"):
         command_parser("region_worker").parse_args(["--region", INSTANCE, "--concurency", "5"])
@@ -97,18 +120,29 @@ def test_every_long_running_unit_is_restarted_on_failure_and_grouped_under_laten
 
 
 def test_region_workers_are_given_no_database_credentials_or_secret_key():
-    env, source = REGION_UNIT.environment()
+    env, _ = REGION_UNIT.environment()
     assert not any(spec.endswith("/latency.env") for spec in REGION_UNIT.values("Service", "EnvironmentFile"))
-    # The one DATABASE_URL they see is the unit's own, which cannot connect (port 1).
-    assert source["DATABASE_URL"] == "unit"
-    assert ":1/" in env["DATABASE_URL"]
+    assert "DATABASE_URL" not in env
     assert "SECRET_KEY" not in env
-    assert {"REDIS_URL"} <= set(env)
+    assert {"LATENCY_BROKER_URL", "LATENCY_REGION_KEY"} <= set(env)
+
+
+def test_the_region_environment_shows_a_tls_broker_for_redis_and_for_rabbitmq():
+    text = (DEPLOY / "region.env.example").read_text()
+    assert read_env_file(DEPLOY / "region.env.example")["LATENCY_BROKER_URL"].startswith("rediss://")
+    assert re.search(r"^#LATENCY_BROKER_URL=amqps://", text, re.MULTILINE)
+    assert re.search(r"^#?LATENCY_BROKER_CA=", text, re.MULTILINE)
 
 
 def settings_variables() -> set[str]:
     text = (ROOT / "latency" / "settings.py").read_text()
     return set(re.findall(r'env_(?:str|bool|int|list)\(\s*"([A-Z0-9_]+)"', text))
+
+
+def worker_variables() -> set[str]:
+    """What a region worker reads (probes/worker/config.py), without Django's settings."""
+    text = (ROOT / "probes" / "worker" / "config.py").read_text()
+    return set(re.findall(r'"((?:LATENCY|CELERY|REDIS)_[A-Z0-9_]+)"', text))
 
 
 def test_the_example_environment_names_only_variables_the_settings_read():
@@ -118,7 +152,11 @@ def test_the_example_environment_names_only_variables_the_settings_read():
     named |= set(re.findall(r"^#([A-Z][A-Z0-9_]*)=", example.read_text(), re.MULTILINE))
     assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS", "LATENCY_PRODUCTION"} <= named
     assert named - settings_variables() == set()
-    assert set(read_env_file(DEPLOY / "region.env.example")) - settings_variables() == set()
+    region_example = DEPLOY / "region.env.example"
+    region_named = set(read_env_file(region_example))
+    region_named |= set(re.findall(r"^#([A-Z][A-Z0-9_]*)=", region_example.read_text(), re.MULTILINE))
+    provider_keys = {name for name in region_named if name.endswith("_API_KEY")}
+    assert region_named - provider_keys - worker_variables() == set()
 
 
 def test_the_example_secret_key_is_left_empty_so_production_refuses_to_start_until_it_is_set():

@@ -24,7 +24,7 @@ from tests.support import ROOT, Proc, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
-SERVICE_URLS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
+SERVICE_URLS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "LATENCY_BROKER_URL")
 SITE = "atlas.example.org"  # ALLOWED_HOSTS in deploy/latency.env.example
 HTTPS = {"X-Forwarded-Proto": "https"}  # what the TLS proxy adds (deploy/nginx.conf)
 REGION = "test-deploy-lagos"
@@ -54,6 +54,9 @@ class Deployment:
                 env[key] = self.pipeline.database_url if key == "DATABASE_URL" else self.pipeline.redis_url
         if "SECRET_KEY" in env:
             env["SECRET_KEY"] = secrets.token_urlsafe(50)
+        if "LATENCY_REGION_KEY" in env:
+            # The credential the admin would show once for the unit's region.
+            env["LATENCY_REGION_KEY"] = self.pipeline.region_key(unit.instance)
         if "STATIC_ROOT" in env:
             env["STATIC_ROOT"] = str(self.static_root)
         env["LATENCY_CHANNEL_PREFIX"] = "latency-test"
@@ -205,7 +208,12 @@ def ingest_is_up(d: Deployment, llm_probe) -> Proc:
 
 def region_is_up(d: Deployment, llm_probe) -> Proc:
     region = d.start(f"latency-region@{REGION}.service")
-    wait_for(lambda: running(region) or pinged(d.pipeline, f"region-{REGION}@"), 60, message="the region worker's pong")
+    # A region worker takes no remote control (no pong): its own lines say it is up.
+    wait_for(
+        lambda: running(region) or (" connected: " in region.log() and " ready." in region.log()),
+        60,
+        message="the region worker's connected and ready lines",
+    )
     return region
 
 

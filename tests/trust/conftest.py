@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 
 from tests.factories import measurement_payload
 
@@ -39,3 +40,15 @@ def ingest(*messages) -> int:
     from probes.ingest import ingest_messages
 
     return ingest_messages([((message,), {}, f"probes.ingest[test-{i}]") for i, message in enumerate(messages)])
+
+
+def every_stored_text() -> str:
+    """Every row of every table of ours, as text: where a leaked secret would be."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        tables = [name for (name,) in cur.fetchall()]
+        texts = []
+        for table in tables:
+            cur.execute(f'SELECT t::text FROM "{table}" t')
+            texts.extend(text for (text,) in cur.fetchall())
+    return "\n".join(texts)
