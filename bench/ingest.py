@@ -1,10 +1,14 @@
 #!/usr/bin/env python
 """How many measurements per second does the ingest pipeline move from its queue into Postgres?
 
-N measurement messages (default 50,000) are published into the "ingest" queue exactly as region
-workers publish them (`app.send_task("probes.ingest", args=[payload], queue="ingest")`, JSON,
-Celery protocol 2), BEFORE any worker runs. Then `manage.py ingest_worker` is started as a child
-process and timed until `SELECT count(*)` of probes_measurement reaches N:
+N measurements (default 50,000) are published into the "ingest" queue exactly as region workers
+publish them: per region, lists of --per-message measurements, each list a sealed results message
+signed with that region's credential (probes.worker.protocol.seal; a key is issued per region for the
+run), `app.send_task("probes.ingest", args=[sealed], queue="ingest")`, JSON, Celery protocol 2, BEFORE
+any worker runs. The ingest verifies every message (one key query per batch, one Ed25519 check per
+message), so the rates include that cost; signing happens before the timed publish. Then
+`manage.py ingest_worker` is started as a child process and timed until `SELECT count(*)` of
+probes_measurement reaches N:
 
   - steady rate = N / (start of the first batch -> last row committed). The start of the first batch
     is min(ingested_at): store() stamps every row of a batch with the same time, before its INSERT;
@@ -30,8 +34,9 @@ end (the bench targets and probes stay in latency_bench for the next run; --drop
 
     .venv/bin/python bench/ingest.py [--count 50000] [--repeats 1] [--json] [--profile] [--drop-db]
 
---profile adds an in-process run of probes.ingest.store() on batches of 500 of the same payloads
-(no Celery, no broker): the store-only ceiling, and cProfile's top functions for one batch.
+--profile adds an in-process run of probes.ingest.ingest_messages() on batches of the same sealed messages
+(about 500 measurements each, no Celery, no broker): the open-and-store ceiling, and cProfile's top
+functions for one batch.
 
 Exit status: 0 when the benchmark ran (goals met or not: see PASS/MISS), 1 when it could not run or
 the stored rows were wrong.
@@ -215,32 +220,65 @@ class Worker:
 PER_MESSAGE = 25
 
 
-def publish(payloads: list[dict]) -> float:
+def region_credentials() -> dict[int, tuple[str, object]]:
+    """region id -> (slug, a credential issued for this run). The bench's own database: its
+    earlier runs' keys are deleted first."""
+    from probes.fleet.keys import issue_key
+    from probes.models import Region, RegionKey
+    from probes.worker.protocol import Credential
+
+    RegionKey.objects.all().delete()
+    return {
+        region.id: (region.slug, Credential.parse(issue_key(region).credential))
+        for region in Region.objects.order_by("id")
+    }
+
+
+def seal_messages(payloads: list[dict], credentials: dict, seed: int) -> list[dict]:
+    """As region workers send them: each region's measurements in lists of PER_MESSAGE, each list one
+    sealed results message; regions interleaved in no particular order."""
+    from probes.worker.protocol import RESULTS, seal
+
+    by_region: dict[int, list[dict]] = {}
+    for payload in payloads:
+        by_region.setdefault(payload["region_id"], []).append(payload)
+    messages = []
+    for region_id, items in by_region.items():
+        slug, credential = credentials[region_id]
+        for i in range(0, len(items), PER_MESSAGE):
+            messages.append(seal(RESULTS, slug, credential, items[i : i + PER_MESSAGE]))
+    random.Random(seed).shuffle(messages)
+    return messages
+
+
+def publish(messages: list[dict]) -> float:
     from latency.celery import app
 
-    # The same call as a region worker (probes.runtime.ResultBatcher): a list of measurements per
-    # message. A worker sends up to 100 per message, or what 0.2 s brought; PER_MESSAGE (--per-message)
-    # stands for a fleet of region workers each running a few dozen probes a second. Published
-    # through one producer whose Redis LPUSHes kombu pipelines 1,000 at a time (Producer.batch).
+    # The same call as a region worker: one sealed list of measurements per message. A worker sends
+    # up to 100 per message, or what 0.2 s brought; PER_MESSAGE (--per-message) stands for a fleet of
+    # region workers each running a few dozen probes a second. Published through one producer whose
+    # Redis LPUSHes kombu pipelines 1,000 at a time (Producer.batch).
     t0 = time.perf_counter()
     with app.producer_or_acquire() as producer, producer.batch(max_size=1000):
-        for i in range(0, len(payloads), PER_MESSAGE):
-            app.send_task("probes.ingest", args=[payloads[i : i + PER_MESSAGE]], queue="ingest", producer=producer)
+        for message in messages:
+            app.send_task("probes.ingest", args=[message], queue="ingest", producer=producer)
     return time.perf_counter() - t0
 
 
-def run_ingest(env: dict[str, str], conn, redis_client, payloads: list[dict], timeout_s: float) -> dict:
+def run_ingest(
+    env: dict[str, str], conn, redis_client, payloads: list[dict], sealed: list[dict], timeout_s: float
+) -> dict:
     n = len(payloads)
     truncate_measurements(conn)
     redis_client.flushdb()
-    publish_s = publish(payloads)
+    publish_s = publish(sealed)
     queued = redis_client.llen("ingest")
-    messages = -(-n // PER_MESSAGE)
+    messages = len(sealed)
     if queued != messages:
         raise BenchError(f"published {messages} messages but the ingest queue holds {queued}")
     log(
-        f"  published {n} measurements in {messages} messages ({PER_MESSAGE} each) in {publish_s:.2f} s"
-        f" ({n / publish_s:,.0f}/s); starting the worker"
+        f"  published {n} measurements in {messages} sealed messages (up to {PER_MESSAGE} each) in"
+        f" {publish_s:.2f} s ({n / publish_s:,.0f}/s); starting the worker"
     )
 
     cpu0, ticks0 = cpu_by_process(), machine_ticks()
@@ -412,21 +450,27 @@ def run_copy(conn, data: bytes, n: int) -> dict:
 # --- in-process store() (optional): the ceiling without Celery, and where a batch's time goes -------
 
 
-def profile_store(conn, payloads: list[dict]) -> dict:
+def profile_store(conn, sealed: list[dict]) -> dict:
     from django.db import connection as dj
 
-    from probes.ingest import store
+    from probes.ingest import ingest_messages
 
     truncate_measurements(conn)
-    batches = [payloads[i : i + BATCH] for i in range(0, len(payloads), BATCH)]
+    # About BATCH measurements per batch, as the worker's batches of messages hold.
+    per_batch = max(1, BATCH // PER_MESSAGE)
+    batches = [[((m,), {}, "bench") for m in sealed[i : i + per_batch]] for i in range(0, len(sealed), per_batch)]
+
+    def measurements(batch) -> int:
+        return sum(message[0][0]["body"].count('"probe_id"') for message in batch)
+
     t0 = time.perf_counter()
     for batch in batches[:-1]:
-        store(batch)
+        ingest_messages(batch)
     elapsed = time.perf_counter() - t0
-    rows = sum(len(b) for b in batches[:-1])
+    rows = sum(measurements(b) for b in batches[:-1])
     profiler = cProfile.Profile()
     profiler.enable()
-    store(batches[-1])
+    ingest_messages(batches[-1])
     profiler.disable()
     dj.close()
     truncate_measurements(conn)
@@ -547,10 +591,10 @@ def report(args, machine: dict, env: dict, runs: list[dict], summary: dict, prof
     if prof:
         print()
         print(
-            f"store() in-process, no Celery: {prof['rows']:,} rows in {prof['seconds']:.2f} s = "
+            f"ingest_messages() in-process, no Celery: {prof['rows']:,} rows in {prof['seconds']:.2f} s = "
             f"{fmt(prof['per_s'])} ({prof['ms_per_batch']:.1f} ms per batch of {BATCH})"
         )
-        print("cProfile of one store() batch (cumulative):")
+        print("cProfile of one ingest_messages() batch (cumulative):")
         print("\n".join(prof["cprofile_last_batch"].strip().splitlines()[:45]))
     print()
     print(
@@ -637,6 +681,7 @@ def main() -> int:
         redis_client.flushdb()
         pairs, region_ids = seed_rows()
         slugs = dict(Region.objects.values_list("id", "slug"))
+        credentials = region_credentials()
         dj.close()
         for i in range(args.repeats):
             log(f"run {i + 1}/{args.repeats}:")
@@ -647,7 +692,10 @@ def main() -> int:
                 f"  built {len(payloads):,} payloads in {time.perf_counter() - t:.1f} s "
                 f"({sum(p['result']['outcome'] != 'ok' for p in payloads):,} failures)"
             )
-            ingest = run_ingest(env, conn, redis_client, payloads, args.timeout)
+            t = time.perf_counter()
+            sealed = seal_messages(payloads, credentials, args.seed + i)
+            log(f"  sealed them in {len(sealed):,} messages in {time.perf_counter() - t:.2f} s")
+            ingest = run_ingest(env, conn, redis_client, payloads, sealed, args.timeout)
             log(f"  ingest: steady {fmt(ingest['steady_per_s'])}, wall {fmt(ingest['wall_per_s'])}")
             checked = verify(conn, payloads, args.seed + i)
             t = time.perf_counter()
@@ -660,8 +708,8 @@ def main() -> int:
             log(f"  COPY: scratch {fmt(copied['scratch_per_s'])}, real table {fmt(copied['real_per_s'])}")
             runs.append({"ingest": ingest, "copy": copied, "verify": checked})
             if args.profile and i == args.repeats - 1:
-                prof = profile_store(conn, payloads)
-                log(f"  store() in-process: {fmt(prof['per_s'])}")
+                prof = profile_store(conn, sealed)
+                log(f"  ingest_messages() in-process: {fmt(prof['per_s'])}")
     except BenchError as exc:
         log(f"ingest bench: {exc}")
         return 1
