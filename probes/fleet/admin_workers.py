@@ -1,5 +1,5 @@
-"""The admin's list of region workers: read-only, as their heartbeats describe them (the heartbeat
-handler writes these rows; nobody adds or edits them here)."""
+"""The admin's lists of region workers, their heartbeats and the runs nobody picked up: read-only
+(the heartbeat handler and probes.close_slots write these rows; nobody adds or edits them here)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from probes.models import Worker
+from probes.models import Measurement, MissedRun, Worker, WorkerBeat
 from probes.readings.fleet import clock_flagged, worker_status
 
 STATUS_LABELS = {
@@ -58,3 +58,54 @@ class WorkerAdmin(admin.ModelAdmin):
     @admin.display(description=_("clock more than 1 s off"), boolean=True)
     def clock_off(self, obj: Worker) -> bool:
         return clock_flagged(obj.clock_offset_ms)
+
+
+@admin.register(WorkerBeat)
+class WorkerBeatAdmin(admin.ModelAdmin):
+    """The short history of heartbeats (pruned after LATENCY_HEARTBEAT_HISTORY_HOURS): read-only."""
+
+    list_display = ("at", "worker", "in_flight", "runs", "queue_depth", "clock_offset_ms")
+    list_filter = ("worker__region",)
+    list_select_related = ("worker",)
+    ordering = ("-at",)
+    date_hierarchy = "at"
+    list_per_page = 100
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(MissedRun)
+class MissedRunAdmin(admin.ModelAdmin):
+    """Scheduled runs no worker picked up (probes.fleet.missed), recorded by probes.close_slots; a
+    measurement that still arrived for the slot wins, and the dashboard then no longer counts it."""
+
+    list_display = ("scheduled_for", "region", "probe", "target", "recorded_at", "measured_later")
+    list_filter = ("region", "target")
+    list_select_related = ("region", "probe", "probe__target", "target")
+    ordering = ("-scheduled_for",)
+    date_hierarchy = "scheduled_for"
+    list_per_page = 100
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description=_("measured later"), boolean=True)
+    def measured_later(self, obj: MissedRun) -> bool:
+        return Measurement.objects.filter(
+            probe_id=obj.probe_id, region_id=obj.region_id, scheduled_for=obj.scheduled_for
+        ).exists()

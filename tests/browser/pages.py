@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from tests.factories import ProbeFactory, RegionFactory, TargetFactory, spread_measurements
+from tests.factories import ProbeFactory, RegionFactory, TargetFactory, WorkerFactory, spread_measurements
 
 USERNAME = "boss"
 PASSWORD = "correct-horse-battery-staple-77"
@@ -62,6 +62,9 @@ def make_site() -> list[Page]:
             spread_measurements(
                 probe, region, start, end, MEASUREMENTS_PER_REGION, seed=10 * n + i, median=median, fail_every=7
             )
+    for region, _median in regions.values():
+        # A worker heard in every region, with the site's: the region page lists it, the map colours the region.
+        WorkerFactory(region=region, hostname=f"{region.slug}-vm")
     get_user_model().objects.create_superuser(USERNAME, f"{USERNAME}@example.com", PASSWORD)
     return [
         Page("overview", "/", OVERVIEW_READY_JS),

@@ -17,7 +17,12 @@ import pytest
 from devtools.harness import live_item, login, outside_browser_loop, wait_until
 from tests.browser.conftest import snap
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(240),
+    # Every region has a worker heard at the start: it stays live (coloured markers) however slow the run.
+    pytest.mark.asgi_env(LATENCY_REGION_STALE_AFTER="3600", LATENCY_REGION_DARK_AFTER="7200"),
+]
 
 PASSWORD = "correct-horse-battery-staple-42"
 # slug, name, country, latitude, longitude, typical TTFT (ms)
@@ -141,6 +146,11 @@ def dashboard_data(transactional_db):
                 )
             )
     Measurement.objects.bulk_create(rows)
+    from tests.factories import WorkerFactory
+
+    # A worker in every region: without one a region is drawn dark, whatever its data.
+    for region in [*regions.values(), empty]:
+        WorkerFactory(region=region)
     user = get_user_model().objects.create_user("viewer", "viewer@example.com", PASSWORD)
     return {"user": user, "regions": regions, "empty": empty, "target": target, "probe": probe, "now": now}
 

@@ -97,6 +97,8 @@ def test_the_overview_shows_a_legend_for_every_mark_of_the_map(signed_in, make_r
         "Size: samples in the window",
         "Red ring: errors (thin: any, thick: 50 % or more)",
         "Grey: no data in this window",
+        "Hollow grey ring: dark region, no worker heard lately (hover for since when)",
+        "Amber ring: stale region, its workers are late",
         "★Star: where the target is hosted (one target chosen)",
         "Lines: great-circle paths from each region to the target",
     ]

@@ -60,7 +60,8 @@ def test_the_chosen_percentile_has_its_own_column_with_p50_beside_it(signed_in, 
 
 def test_with_p50_chosen_the_table_has_one_percentile_column(signed_in, measured):
     body = table(signed_in, percentile="p50")
-    assert [key for key, _ in headings(body)] == ["region", "target", "model", "samples", "error_rate", "value"]
+    keys = ["region", "target", "model", "samples", "error_rate", "missed", "value"]
+    assert [key for key, _ in headings(body)] == keys
     assert headings(body)[-1] == ("value", "p50 (ms)")
     assert ("error_rate", "Errors (%)") in headings(body)
 
