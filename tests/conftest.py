@@ -187,11 +187,18 @@ class Pipeline:
         region = Region.objects.filter(slug=slug).first() or RegionFactory(slug=slug, name=slug)
         return issue_key(region, note="tests").credential
 
-    def start_region(self, slug: str, *, hello_timeout: float = 5, **env) -> Proc:
+    def start_region(self, slug: str, *, hello_timeout: float = 0, **env) -> Proc:
+        """`manage.py region_worker` for one region or several (comma separated), each with a fresh
+        credential. By default it does not wait for the central site's first answer (tests/regions
+        does): the pipeline tests time their slots from the worker's start, as before."""
+        from probes.worker.config import key_variable
+
         # A region worker gets a database URL that cannot work: it must not need one.
         env.setdefault("DATABASE_URL", "postgres://nobody@127.0.0.1:1/no_database_here")
+        slugs = slug.split(",")
         if "LATENCY_REGION_KEY" not in env:
-            env["LATENCY_REGION_KEY"] = self.region_key(slug)
+            for one in slugs:
+                env.setdefault(key_variable(one) if len(slugs) > 1 else "LATENCY_REGION_KEY", self.region_key(one))
         return self.start(
             "region_worker", "--region", slug, "--concurrency", "20", "--hello-timeout", str(hello_timeout), **env
         )

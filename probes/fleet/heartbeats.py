@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from probes.worker.protocol import (
     HEARTBEAT,
@@ -317,8 +317,15 @@ def take_heartbeat(args, kwargs, *, app, source: str = HEALTH_QUEUE) -> str:
     """The probes.heartbeat task's body: one argument, a sealed heartbeat."""
     received_at = datetime.now(UTC)
     message: object = args[0] if len(args) == 1 and not kwargs else {"args": list(args), "kwargs": kwargs}
-    outcome = handle(message, now=received_at)
-    if not outcome.ok and keep_refusal(message, outcome, source=source, now=received_at):
-        log.warning("refused a heartbeat (kept as a dead letter): %s", outcome.reason)
+    try:
+        outcome = handle(message, now=received_at)
+        if not outcome.ok and keep_refusal(message, outcome, source=source, now=received_at):
+            log.warning("refused a heartbeat (kept as a dead letter): %s", outcome.reason)
+    except DatabaseError as exc:
+        # Not answered: the worker counts a missed reply and beats again in a few seconds; a
+        # heartbeat is worth nothing by the time the database is back, so it is not kept for later.
+        connection.close()
+        log.warning("a heartbeat was not kept: database unavailable (%s)", " ".join(str(exc).split())[:200])
+        return "database unavailable"
     send_reply(app, outcome, received_at)
     return "ok" if outcome.ok else "refused"

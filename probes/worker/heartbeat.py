@@ -40,6 +40,8 @@ BEAT_EXPIRES_S = 30
 # Reply queues outlive a dead worker by this long (RabbitMQ x-expires; on
 # Redis an empty list is gone anyway, and a read renews the expiry).
 REPLY_QUEUE_EXPIRES_S = 120
+# The clock offset reported is that of the quickest of this many latest round trips.
+CLOCK_SAMPLES = 8
 # Replies older than this many beats are not matched any more.
 PENDING_KEEP = 20
 
@@ -84,6 +86,7 @@ class RegionBeat:
     clock_offset_ms: float | None = None
     round_trip_ms: float | None = None
     region: dict | None = None  # {"id", "slug", "name"} from the central site's reply
+    samples: list[tuple[float, float]] = field(default_factory=list)  # (round trip, offset) in ms
     # seq -> (wall clock at sending, monotonic clock at sending)
     pending: dict[int, tuple[datetime, float]] = field(default_factory=dict)
 
@@ -181,6 +184,12 @@ class Heartbeats:
         try:
             channel = conn.channel()
             return int(channel.queue_declare(queue=region_queue(slug), passive=True).message_count)
+        except conn.channel_errors as exc:
+            if self.config.scheme.startswith("redis"):
+                # Redis keeps a queue as a list, and an empty list does not exist: "not found" is 0.
+                return 0
+            log.debug("queue depth of %s: %s", slug, exc)
+            return None
         except Exception as exc:  # a queue not declared yet, or a broker hiccup: unknown, not zero
             log.debug("queue depth of %s: %s", slug, exc)
             return None
@@ -280,7 +289,12 @@ class Heartbeats:
                 # NTP's offset is central minus worker; the Worker row keeps worker minus central.
                 theta = ((t1 - t0) + (t2 - t3)).total_seconds() * 1000 / 2
                 offset = round(-theta, 3)
-                beat.clock_offset_ms, beat.round_trip_ms = offset, round(rtt, 3)
+                # NTP's clock filter: the sample with the shortest round trip of the last few is the
+                # one least skewed by a one-way wait (a beat queued behind the ingest's batches).
+                beat.samples.append((rtt, offset))
+                del beat.samples[:-CLOCK_SAMPLES]
+                best_rtt, best_offset = min(beat.samples)
+                beat.clock_offset_ms, beat.round_trip_ms = best_offset, round(best_rtt, 3)
             if ok and region is not None:
                 beat.region = region
         return Reply(beat.slug, ok, reason, region, offset, rtt)
