@@ -143,8 +143,8 @@ CELERY_TASK_ROUTES = {
     "probes.ingest": {"queue": "ingest"},
     "probes.rollup_recent": {"queue": "maintenance"},
     "probes.prune": {"queue": "maintenance"},
-    "probes.heartbeat": {"queue": "health"},
     "probes.close_slots": {"queue": "maintenance"},
+    "probes.heartbeat": {"queue": "health"},
 }
 CELERY_BEAT_SCHEDULE = {
     "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},

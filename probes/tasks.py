@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime
 
 from celery import shared_task
 from celery_batches import Batches
@@ -86,24 +85,13 @@ def prune(token: str | None = None) -> int | None:
     return deleted
 
 
-CLOSE_SLOTS_TASK = "probes.close_slots"
-# The beat sends it every 60 s: a signature older than two intervals is a replay, not the scheduler.
-CLOSE_SLOTS_TOKEN_MAX_AGE_S = 120
-
-
-@shared_task(name=CLOSE_SLOTS_TASK, ignore_result=True, time_limit=120, soft_time_limit=110, expires=55)
-def close_slots(token: str | None = None) -> int:
-    """Record scheduled runs that no worker picked up (probes.fleet.missed). Central only: refused
-    without the central scheduler's fresh signature (probes.fleet.maintenance)."""
-    from probes.fleet.maintenance import refusal
+@shared_task(name="probes.close_slots", ignore_result=True, time_limit=120, soft_time_limit=110, expires=55)
+def close_slots(token: str | None = None) -> int | None:
+    """Record scheduled runs that no worker picked up (probes.fleet.missed), every minute."""
+    from probes.fleet.maintenance import refused
     from probes.fleet.missed import close_slots as record_missed
 
-    if reason := refusal(CLOSE_SLOTS_TASK, token, max_age_s=CLOSE_SLOTS_TOKEN_MAX_AGE_S):
-        from probes import deadletters
-
-        log.warning("%s", reason)
-        deadletters.record(
-            {"task": CLOSE_SLOTS_TASK}, reason=reason, source="maintenance", received_at=datetime.now(UTC)
-        )
-        return 0
+    # Sent by the central scheduler only (probes.fleet.maintenance), like the other maintenance tasks.
+    if refused("probes.close_slots", token):
+        return None
     return record_missed()

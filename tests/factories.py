@@ -89,6 +89,53 @@ class MeasurementFactory(DjangoModelFactory):
     itl_p50_ms = 12.5
 
 
+class RegionKeyFactory(DjangoModelFactory):
+    """A region's public key as stored (no private half exists for it: use
+    probes.fleet.keys.issue_key when a test must sign)."""
+
+    class Meta:
+        model = RegionKey
+
+    region = factory.SubFactory(RegionFactory)
+    key_id = factory.Sequence(lambda n: f"{n:016x}")
+    public_key = factory.Sequence(lambda n: f"{n:043d}")
+    created_at = factory.LazyFunction(lambda: datetime.now(UTC))
+
+
+class WorkerFactory(DjangoModelFactory):
+    """A running region worker whose latest heartbeat is `last_seen` (now unless given)."""
+
+    class Meta:
+        model = Worker
+
+    instance = factory.LazyFunction(lambda: uuid.uuid4().hex)
+    region = factory.SubFactory(RegionFactory)
+    key_id = factory.Sequence(lambda n: f"{n:016x}")
+    name = factory.Sequence(lambda n: f"celery@region-host-{n}")
+    hostname = factory.Sequence(lambda n: f"region-host-{n}")
+    release = "0.2.0"
+    schema = 2
+    engine = "python 3.11 httpx 0.28.1"
+    state = Worker.RUNNING
+    last_seen = factory.LazyFunction(lambda: datetime.now(UTC))
+    started_at = factory.SelfAttribute("last_seen")
+    in_flight = 0
+    queue_depth = 0
+    clock_offset_ms = 3.0
+    round_trip_ms = 1.0
+
+
+class MissedRunFactory(DjangoModelFactory):
+    class Meta:
+        model = MissedRun
+
+    probe = factory.SubFactory(ProbeFactory)
+    target = factory.LazyAttribute(lambda m: m.probe.target)
+    region = factory.SubFactory(RegionFactory)
+    scheduled_for = factory.LazyFunction(lambda: datetime.now(UTC))
+    recorded_at = factory.LazyFunction(lambda: datetime.now(UTC))
+
+
 def measurement_payload(probe, region, scheduled_for: datetime, **result_fields) -> dict:
     """One measurement as a region worker's run task builds it (a sealed
     results message carries a list of these: `sealed_results`)."""
@@ -142,53 +189,6 @@ def sealed_results(region: Region, payloads: list, credential: Credential | None
 
 def region_keys(region: Region) -> list[RegionKey]:
     return list(RegionKey.objects.filter(region=region).order_by("created_at"))
-
-
-class RegionKeyFactory(DjangoModelFactory):
-    """A region's public key as stored (no private half exists for it: use
-    probes.fleet.keys.issue_key when a test must sign)."""
-
-    class Meta:
-        model = RegionKey
-
-    region = factory.SubFactory(RegionFactory)
-    key_id = factory.Sequence(lambda n: f"{n:016x}")
-    public_key = factory.Sequence(lambda n: f"{n:043d}")
-    created_at = factory.LazyFunction(lambda: datetime.now(UTC))
-
-
-class WorkerFactory(DjangoModelFactory):
-    """A running region worker whose latest heartbeat is `last_seen` (now unless given)."""
-
-    class Meta:
-        model = Worker
-
-    instance = factory.LazyFunction(lambda: uuid.uuid4().hex)
-    region = factory.SubFactory(RegionFactory)
-    key_id = factory.Sequence(lambda n: f"{n:016x}")
-    name = factory.Sequence(lambda n: f"celery@region-host-{n}")
-    hostname = factory.Sequence(lambda n: f"region-host-{n}")
-    release = "0.2.0"
-    schema = 2
-    engine = "python 3.11 httpx 0.28.1"
-    state = Worker.RUNNING
-    last_seen = factory.LazyFunction(lambda: datetime.now(UTC))
-    started_at = factory.SelfAttribute("last_seen")
-    in_flight = 0
-    queue_depth = 0
-    clock_offset_ms = 3.0
-    round_trip_ms = 1.0
-
-
-class MissedRunFactory(DjangoModelFactory):
-    class Meta:
-        model = MissedRun
-
-    probe = factory.SubFactory(ProbeFactory)
-    target = factory.LazyAttribute(lambda m: m.probe.target)
-    region = factory.SubFactory(RegionFactory)
-    scheduled_for = factory.LazyFunction(lambda: datetime.now(UTC))
-    recorded_at = factory.LazyFunction(lambda: datetime.now(UTC))
 
 
 # The timing columns a failed row leaves NULL: it has no answer to time.

@@ -1,6 +1,6 @@
 """Retention: raw rows older than LATENCY_RETENTION_DAYS are deleted once
 their hours are rolled up (so a reading of them stays complete), dead letters
-follow the same cut, and so do missed runs; rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
+and missed runs follow the same cut, and rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
 that is set. Region workers' heartbeat history is kept for
 LATENCY_HEARTBEAT_HISTORY_HOURS, and a worker not seen for 30 days is forgotten.
 """

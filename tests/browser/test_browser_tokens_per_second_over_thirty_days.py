@@ -16,7 +16,12 @@ import pytest
 from devtools.harness import login
 from tests.browser.conftest import snap
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(240),
+    # Each region's worker, heard at the start, keeps it live (coloured, with the scale) however slow the run.
+    pytest.mark.asgi_env(LATENCY_REGION_STALE_AFTER="3600", LATENCY_REGION_DARK_AFTER="7200"),
+]
 
 PASSWORD = "correct-horse-battery-staple-30"
 # Per region, tokens per second drawn uniformly from this range (tests.factories.spread_measurements).
@@ -48,7 +53,7 @@ def three_weeks_of_tokens(transactional_db):
 
     from probes.models import Region
     from probes.rollups.build import rebuild_range
-    from tests.factories import ProbeFactory, RegionFactory, TargetFactory, spread_measurements
+    from tests.factories import ProbeFactory, RegionFactory, TargetFactory, WorkerFactory, spread_measurements
 
     Region.objects.all().delete()
     regions = [
@@ -62,6 +67,8 @@ def three_weeks_of_tokens(transactional_db):
         spread_measurements(probe, region, start, end, 300, seed=30 + i)
     # The schedule's job, for the whole span: every hour and day rolled up.
     rebuild_range(start, end)
+    for region in regions:
+        WorkerFactory(region=region)  # without a worker a region is drawn dark, without the colour scale
     get_user_model().objects.create_user("tokens", "tokens@example.com", PASSWORD)
     return regions
 
