@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -111,3 +112,23 @@ def channel_layer(redis_url: str, prefix: str) -> dict:
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {"hosts": [host], "prefix": prefix},
     }
+
+
+def broker_tls(broker_url: str, ca_path: str, *, name: str = "LATENCY_BROKER_CA") -> dict | None:
+    """Celery's broker_use_ssl for a TLS broker (rediss://, amqps://), the certificate always verified: against
+    the CA bundle `ca_path` when given, else the system's CAs (Redis only: py-amqp loads none of its own, so
+    amqps:// needs the bundle). None for a plain broker. The same options as the region worker's
+    (probes/worker/config.py); Redis and RabbitMQ name them differently (redis-py's ssl_* keywords, py-amqp's
+    ssl.wrap_socket arguments; server_hostname None: kombu checks the URL's host name)."""
+    scheme = urlsplit(broker_url).scheme
+    if ca_path and not os.path.isfile(ca_path):
+        raise ImproperlyConfigured(f"{name} must name a CA bundle file (got {ca_path!r}, which is not a file)")
+    if scheme == "rediss":
+        return {"ssl_cert_reqs": ssl.CERT_REQUIRED, **({"ssl_ca_certs": ca_path} if ca_path else {})}
+    if scheme == "amqps":
+        if not ca_path:
+            raise ImproperlyConfigured(f"an amqps:// broker needs {name}: the CA bundle that signed its certificate")
+        return {"ca_certs": ca_path, "cert_reqs": ssl.CERT_REQUIRED, "server_hostname": None}
+    if ca_path:
+        raise ImproperlyConfigured(f"{name} is set, so the broker URL must be rediss:// or amqps:// (got {scheme}://)")
+    return None

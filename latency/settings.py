@@ -12,7 +12,7 @@ from pathlib import Path
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from latency.env import channel_layer, database_from_url, env_bool, env_int, env_list, env_str
+from latency.env import broker_tls, channel_layer, database_from_url, env_bool, env_int, env_list, env_str
 from latency.proxy import parse_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -109,6 +109,10 @@ CHANNEL_LAYERS = {"default": channel_layer(REDIS_URL, env_str("LATENCY_CHANNEL_P
 # Celery. Region workers need only this broker URL (plus their region and the
 # providers' keys): they never open the database.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+# A broker over TLS (rediss:// or amqps://): its certificate is always verified, against the CA bundle
+# LATENCY_BROKER_CA when set (region workers read the same variable; README "Broker over TLS").
+LATENCY_BROKER_CA = env_str("LATENCY_BROKER_CA", "")
+CELERY_BROKER_USE_SSL = broker_tls(CELERY_BROKER_URL, LATENCY_BROKER_CA)
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_SERIALIZER = "json"

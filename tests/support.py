@@ -37,7 +37,8 @@ class Proc:
     """A `manage.py` command in its own process group, logging to a file.
 
     argv runs a whole command line instead (a systemd unit's ExecStart); base_env replaces this
-    process's environment underneath env (a unit sees only what systemd gives it)."""
+    process's environment underneath env (a unit sees only what systemd gives it); cwd is where it
+    runs (the repository unless given: a region host's worker runs far from it)."""
 
     def __init__(
         self,
@@ -47,13 +48,14 @@ class Proc:
         *,
         argv: list[str] | None = None,
         base_env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.args = args
         self.log_path = log_path
         self._log = open(log_path, "ab")
         self.popen = subprocess.Popen(
             argv or [sys.executable, "manage.py", *args],
-            cwd=ROOT,
+            cwd=cwd or ROOT,
             env={**(os.environ if base_env is None else base_env), "PYTHONUNBUFFERED": "1", **env},
             stdout=self._log,
             stderr=subprocess.STDOUT,

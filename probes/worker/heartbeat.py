@@ -27,6 +27,7 @@ from importlib import metadata
 import kombu
 from kombu.exceptions import OperationalError
 
+from probes.worker.app import central_route
 from probes.worker.config import EX_CONFIG, WorkerConfig
 from probes.worker.protocol import HEARTBEAT, SCHEMA, Credential, region_queue, release, reply_queue, seal
 
@@ -241,7 +242,7 @@ class Heartbeats:
                 self.app.send_task(
                     HEARTBEAT_TASK,
                     args=[message],
-                    queue=HEALTH_QUEUE,
+                    **central_route(HEALTH_QUEUE),
                     retry=True,
                     retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1},
                     **options,

@@ -8,7 +8,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from probes.worker import context
-from probes.worker.app import app
+from probes.worker.app import app, central_route
 from probes.worker.config import MAX_PROBE_TIMEOUT_S
 from probes.worker.letters import INGEST_QUEUE, preview
 from probes.worker.protocol import RESULTS, seal
@@ -25,7 +25,7 @@ def publish_results(region: str, payloads: list[dict]) -> None:
     app.send_task(
         INGEST_TASK,
         args=[seal(RESULTS, region, credential, payloads)],
-        queue=INGEST_QUEUE,
+        **central_route(INGEST_QUEUE),
         retry=True,
         retry_policy={"max_retries": 20, "interval_start": 0.5, "interval_step": 1, "interval_max": 5},
     )
