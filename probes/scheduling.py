@@ -37,6 +37,11 @@ SLOT_KEY = "latency:slot:{probe}:{region}:{slot}"
 TICK_SECONDS = 1.0
 # How long after a whole second the scheduler dispatches: past it, so the slot that begins there is due.
 DISPATCH_AFTER_S = 0.002
+# The scheduler publishes a slot this long before it begins, and the worker holds the order until the
+# slot's moment: the time to read the probes, publish and deliver then falls before the start, not
+# into it (bench/workers.py: on a busy 2-core machine that time was 100-400 ms of start jitter).
+# (The worker's side: probes.worker.tasks.hold_until.)
+LEAD_S = 1.0
 
 
 def slot_offset(probe_id: int, interval: int) -> int:
@@ -92,9 +97,10 @@ def region_spec(spec: dict, target, region) -> dict:
     return spec
 
 
-def _current(now: datetime) -> list[tuple[int, int, datetime, int]]:
+def _current(now: datetime, lead_s: float = 0.0) -> list[tuple[int, int, datetime, int]]:
     """(probe id, region id, slot start, interval) of every enabled probe in every active region: one query of
-    three columns, no model built (it runs every second, over every probe)."""
+    three columns, no model built (it runs every second, over every probe). With `lead_s`, also the slot
+    that begins within that many seconds from now."""
     from probes.models import Probe
 
     now_ts = now.timestamp()
@@ -104,8 +110,12 @@ def _current(now: datetime) -> list[tuple[int, int, datetime, int]]:
     out = []
     for probe_id, interval_seconds, region_id in pairs:
         interval = int(interval_seconds)
-        start = current_slot(now_ts, interval, slot_offset(probe_id, interval))
+        offset = slot_offset(probe_id, interval)
+        start = current_slot(now_ts, interval, offset)
         out.append((probe_id, region_id, datetime.fromtimestamp(start, tz=UTC), interval))
+        upcoming = current_slot(now_ts + lead_s, interval, offset)
+        if upcoming != start:
+            out.append((probe_id, region_id, datetime.fromtimestamp(upcoming, tz=UTC), interval))
     return out
 
 
@@ -154,8 +164,9 @@ def publish(app, slot: Slot, *, expires: datetime | None = None, producer=None) 
     )
 
 
-def dispatch_due(app, r: redis.Redis, now: datetime | None = None) -> int:
-    """Publish every due slot not published yet. Returns how many.
+def dispatch_due(app, r: redis.Redis, now: datetime | None = None, *, lead_s: float = 0.0) -> int:
+    """Publish every due slot not published yet (and, with `lead_s`, every slot beginning within that many
+    seconds: the worker holds it until its moment). Returns how many.
 
     Every tick sees every probe's current slot, nearly all of them published already. So the tick reads
     only (probe, interval, region) ids, sets their once-per-slot keys in one pipelined round trip, and builds
@@ -163,7 +174,7 @@ def dispatch_due(app, r: redis.Redis, now: datetime | None = None) -> int:
     reading every probe whole, one key at a time, and one round trip per message made the last run of a
     second start some 0.3-0.5 s late on a busy 2-core machine (bench/workers.py)."""
     now = now or datetime.now(UTC)
-    current = _current(now)
+    current = _current(now, lead_s)
     keys = [SLOT_KEY.format(probe=p, region=rg, slot=int(when.timestamp())) for p, rg, when, _i in current]
     if not keys:
         return 0
@@ -261,7 +272,7 @@ class SlotScheduler(beat.Scheduler):
     def _dispatch(self) -> None:
         close_old_connections()
         try:
-            sent = dispatch_due(self.app, self._redis)
+            sent = dispatch_due(self.app, self._redis, lead_s=LEAD_S)
         except DatabaseError as exc:
             log.warning("scheduler: database unavailable, will retry: %s", exc)
             close_old_connections()

@@ -5,6 +5,7 @@ Registered on the region app only (probes/worker/app.py); no Django."""
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime, timedelta
 
 from probes.worker import context
@@ -80,6 +81,7 @@ def run_slot(self, *args, **kwargs) -> str:
         return "stale"
     context.run_started(region)
     try:
+        hold_until(scheduled)
         result = run_probe(spec)
         payload = {
             "probe_id": message["probe_id"],
@@ -95,3 +97,16 @@ def run_slot(self, *args, **kwargs) -> str:
     finally:
         context.run_finished(region)
     return result.outcome
+
+
+# The scheduler sends each order up to a second before its slot (probes.scheduling.LEAD_S), so that
+# reading, publishing and delivering it do not delay the start. An order further ahead than this means the
+# clocks disagree: it runs at once rather than parking a thread on a wrong clock.
+MAX_HOLD_S = 5.0
+
+
+def hold_until(scheduled: datetime) -> None:
+    """Wait, in this run's own thread, until the slot's moment."""
+    wait = (scheduled - datetime.now(UTC)).total_seconds()
+    if 0 < wait <= MAX_HOLD_S:
+        time.sleep(wait)
