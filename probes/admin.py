@@ -11,29 +11,13 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from probes.admin_base import WrittenByCodeAdmin
 from probes.exports import stamp
 from probes.exports.measurements import selection_csv
 from probes.exports.responses import csv_response
 from probes.fleet.credentials_admin import RegionCredentialsAdmin, RegionKeyAdmin
 from probes.forms import ProbeAdminForm
 from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RegionKey, Target
-
-
-class WrittenByCodeAdmin(admin.ModelAdmin):
-    """Rows only the system writes (measurements, rollups, dead letters): nobody adds or edits them here,
-    and only a superuser may delete, where the class allows it at all."""
-
-    superuser_may_delete = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return self.superuser_may_delete and request.user.is_superuser and super().has_delete_permission(request, obj)
-
 
 admin.site.register(RegionKey, RegionKeyAdmin)
 

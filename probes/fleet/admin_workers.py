@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from probes.admin_base import WrittenByCodeAdmin
 from probes.models import Measurement, MissedRun, Worker, WorkerBeat
 from probes.readings.fleet import clock_flagged, worker_status
 
@@ -19,7 +20,7 @@ STATUS_LABELS = {
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(WrittenByCodeAdmin):
     list_display = (
         "region",
         "hostname",
@@ -42,15 +43,6 @@ class WorkerAdmin(admin.ModelAdmin):
     list_per_page = 100
     show_full_result_count = False
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
     @admin.display(description=_("status"))
     def status(self, obj: Worker) -> str:
         return str(STATUS_LABELS[worker_status(obj.state, obj.last_seen, timezone.now())])
@@ -61,7 +53,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
 
 @admin.register(WorkerBeat)
-class WorkerBeatAdmin(admin.ModelAdmin):
+class WorkerBeatAdmin(WrittenByCodeAdmin):
     """The short history of heartbeats (pruned after LATENCY_HEARTBEAT_HISTORY_HOURS): read-only."""
 
     list_display = ("at", "worker", "in_flight", "runs", "queue_depth", "clock_offset_ms")
@@ -72,18 +64,9 @@ class WorkerBeatAdmin(admin.ModelAdmin):
     list_per_page = 100
     show_full_result_count = False
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
 
 @admin.register(MissedRun)
-class MissedRunAdmin(admin.ModelAdmin):
+class MissedRunAdmin(WrittenByCodeAdmin):
     """Scheduled runs no worker picked up (probes.fleet.missed), recorded by probes.close_slots; a
     measurement that still arrived for the slot wins, and the dashboard then no longer counts it."""
 
@@ -94,15 +77,6 @@ class MissedRunAdmin(admin.ModelAdmin):
     date_hierarchy = "scheduled_for"
     list_per_page = 100
     show_full_result_count = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description=_("measured later"), boolean=True)
     def measured_later(self, obj: MissedRun) -> bool:

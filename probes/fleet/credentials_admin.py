@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 
+from probes.admin_base import WrittenByCodeAdmin
 from probes.fleet.keys import DEFAULT_OVERLAP, issue_key
 from probes.models import RegionKey
 
@@ -128,9 +129,10 @@ class RegionCredentialsAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/probes/region/new_credential.html", context)
 
 
-class RegionKeyAdmin(admin.ModelAdmin):
+class RegionKeyAdmin(WrittenByCodeAdmin):
     """Every region's keys. Made only by the "New credential" button (or
-    manage.py region_key); never edited; retired with the action."""
+    manage.py region_key); never edited; retired with the action; never
+    deleted: a retired key stays, the record of what was once accepted."""
 
     list_display = ("key_id", "region", "created_at", "retires_at", "key_in_force", "note")
     list_filter = ("region",)
@@ -140,16 +142,6 @@ class RegionKeyAdmin(admin.ModelAdmin):
     fields = ("region", "key_id", "public_key", "created_at", "retires_at", "note")
     readonly_fields = fields
     actions = ("retire_now",)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        # A retired key stays: the record of what was once accepted.
-        return False
 
     def has_retire_permission(self, request) -> bool:
         return request.user.has_perm("probes.change_regionkey") or request.user.has_perm("probes.change_region")
