@@ -368,36 +368,31 @@ def _waiting_out_outages(read: Callable[[], T], *, max_wait_s: float | None = No
 def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max_wait_s: float | None = None) -> int:
     """Store, waiting out a database outage: the messages stay unacknowledged
     in the broker meanwhile, so nothing is lost and nothing is written twice."""
-    delay = 0.5
-    waited = 0.0
     # After a refused batch: what is left to store one by one. Each payload
     # leaves the list once stored or kept as a dead letter, so an outage in
     # the middle resumes where it stopped instead of keeping letters twice.
     pending: list | None = None
     stored = 0
-    while True:
-        try:
-            if pending is None:
+
+    def attempt() -> int:
+        nonlocal pending, stored
+        if pending is None:
+            try:
                 return len(store(payloads, rejected=rejected))
-            while pending:
-                stored += _store_one(pending[0])
-                pending.pop(0)
-            return stored
-        except (OperationalError, InterfaceError) as exc:
-            if max_wait_s is not None and waited >= max_wait_s:
-                raise
-            log.warning("ingest: database unavailable (%s); retrying in %.1f s", str(exc).strip()[:200], delay)
-            close_old_connections()
-            connection.close()
-            time.sleep(delay)
-            waited += delay
-            delay = min(delay * 2, 10.0)
-        except DatabaseError:
-            # Not an outage but a row the database refuses. The batch is
-            # acknowledged whatever happens here, so store the payloads one by
-            # one: the one that cannot be stored becomes a dead letter.
-            log.exception("ingest: a batch of %d failed; storing one by one", len(payloads))
-            pending = [([], [item]) for item in rejected or ()] + [([payload], []) for payload in payloads]
+            except (OperationalError, InterfaceError):
+                raise  # an outage: waited out by the caller
+            except DatabaseError:
+                # Not an outage but a row the database refuses. The batch is
+                # acknowledged whatever happens here, so store the payloads one by
+                # one: the one that cannot be stored becomes a dead letter.
+                log.exception("ingest: a batch of %d failed; storing one by one", len(payloads))
+                pending = [([], [item]) for item in rejected or ()] + [([payload], []) for payload in payloads]
+        while pending:
+            stored += _store_one(pending[0])
+            pending.pop(0)
+        return stored
+
+    return _waiting_out_outages(attempt, max_wait_s=max_wait_s)
 
 
 def _store_one(entry: tuple[list, list]) -> int:
