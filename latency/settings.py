@@ -12,7 +12,7 @@ from pathlib import Path
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from latency.env import broker_tls, channel_layer, database_from_url, env_bool, env_int, env_list, env_str
+from latency.env import broker_tls, channel_layer, database_from_url, env_bool, env_float, env_int, env_list, env_str
 from latency.proxy import parse_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -145,12 +145,16 @@ CELERY_TASK_ROUTES = {
     "probes.prune": {"queue": "maintenance"},
     "probes.close_slots": {"queue": "maintenance"},
     "probes.heartbeat": {"queue": "health"},
+    "probes.evaluate_alerts": {"queue": "maintenance"},
+    "probes.deliver_notification": {"queue": "maintenance"},
 }
 CELERY_BEAT_SCHEDULE = {
     "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},
     "prune": {"task": "probes.prune", "schedule": 3600.0, "options": {"expires": 3500}},
     # Scheduled runs nobody picked up become MissedRun rows (probes.fleet.missed).
     "close-slots": {"task": "probes.close_slots", "schedule": 60.0, "options": {"expires": 55}},
+    # One pass over every enabled alert rule (probes.alerts.evaluate).
+    "evaluate-alerts": {"task": "probes.evaluate_alerts", "schedule": 60.0, "options": {"expires": 55}},
 }
 
 # Measurements: raw rows are kept this many days; hourly rollups forever
@@ -179,6 +183,12 @@ if LATENCY_REGION_DARK_AFTER <= LATENCY_REGION_STALE_AFTER:
 # Missed runs (probes.fleet.missed): each pass looks back this far behind the grace line, so
 # a central outage shorter than this still has its slots recorded once it is back.
 LATENCY_MISSED_LOOKBACK = env_int("LATENCY_MISSED_LOOKBACK", 1800, minimum=60, maximum=86400)
+
+# Alerts (probes.alerts). An incident is global when at least this share of the regions measured breach,
+# regional below it.
+LATENCY_ALERT_GLOBAL_SHARE = env_float("LATENCY_ALERT_GLOBAL_SHARE", 0.5, minimum=0.01, maximum=1.0)
+# A notification channel is flagged in the admin after this many failed attempts in a row.
+LATENCY_CHANNEL_FAILING_AFTER = env_int("LATENCY_CHANNEL_FAILING_AFTER", 3, minimum=1, maximum=1000)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

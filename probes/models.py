@@ -699,4 +699,14 @@ class DeadLetter(models.Model):
 
 # Region credentials, workers and missed runs live in their own module (probes.fleet) and
 # are registered with the app here.
+# Alert rules, incidents, notification channels and silences (probes.alerts).
+from probes.alerts.models import (  # noqa: E402, F401
+    AlertRule,
+    AlertState,
+    Delivery,
+    Incident,
+    IncidentEvent,
+    NotificationChannel,
+    Silence,
+)
 from probes.fleet.models import MissedRun, RegionKey, Worker, WorkerBeat  # noqa: E402, F401

@@ -13,7 +13,21 @@ from datetime import UTC, datetime, timedelta
 import factory
 from factory.django import DjangoModelFactory
 
-from probes.models import Measurement, MissedRun, Probe, Region, RegionKey, Target, Worker
+from probes.alerts.secrets import encrypt_url, service_of
+from probes.models import (
+    AlertRule,
+    Incident,
+    IncidentEvent,
+    Measurement,
+    MissedRun,
+    NotificationChannel,
+    Probe,
+    Region,
+    RegionKey,
+    Silence,
+    Target,
+    Worker,
+)
 from probes.worker.protocol import RESULTS, Credential, seal
 
 
@@ -134,6 +148,92 @@ class MissedRunFactory(DjangoModelFactory):
     region = factory.SubFactory(RegionFactory)
     scheduled_for = factory.LazyFunction(lambda: datetime.now(UTC))
     recorded_at = factory.LazyFunction(lambda: datetime.now(UTC))
+
+
+class NotificationChannelFactory(DjangoModelFactory):
+    """A channel to `url` (an Apprise URL; stored encrypted as the admin stores it). The default
+    points at port 9 on loopback, where nothing answers."""
+
+    class Meta:
+        model = NotificationChannel
+        exclude = ("url",)
+
+    name = factory.Sequence(lambda n: f"Test channel {n}")
+    url = "json://127.0.0.1:9/hook"
+    apprise_url = factory.LazyAttribute(lambda c: encrypt_url(c.url))
+    service = factory.LazyAttribute(lambda c: service_of(c.url))
+
+
+class AlertRuleFactory(DjangoModelFactory):
+    """TTFT p95 above 1 s for 10 minutes in one region with 5 samples (rules.refusals accepts it)."""
+
+    class Meta:
+        model = AlertRule
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"Test rule {n}")
+    target = None
+    metric = "ttft"
+    percentile = "p95"
+    threshold_ms = 1000.0
+    window_minutes = 10
+    min_samples = 5
+    min_regions = 1
+
+    @factory.post_generation
+    def regions(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.regions.set(extracted)
+
+    @factory.post_generation
+    def channels(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.channels.set(extracted)
+
+
+class IncidentFactory(DjangoModelFactory):
+    """An open regional incident of a TTFT rule (its regions: regions=[...])."""
+
+    class Meta:
+        model = Incident
+        skip_postgeneration_save = True
+
+    rule = factory.SubFactory(AlertRuleFactory)
+    target = factory.SubFactory(TargetFactory)
+    started_at = factory.LazyFunction(lambda: datetime.now(UTC) - timedelta(minutes=20))
+    opened_at = factory.LazyFunction(lambda: datetime.now(UTC) - timedelta(minutes=10))
+    scope = "regional"
+    measured_regions = 3
+    summary = "TTFT p95 from Test region to Test target is 2.1 s (threshold 1 s) for 10 min."
+    phase = "server_wait"
+    peak_value = 2100.0
+    baseline_value = 800.0
+
+    @factory.post_generation
+    def regions(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.regions.set(extracted)
+
+
+class IncidentEventFactory(DjangoModelFactory):
+    class Meta:
+        model = IncidentEvent
+
+    incident = factory.SubFactory(IncidentFactory)
+    at = factory.LazyFunction(lambda: datetime.now(UTC))
+    kind = IncidentEvent.OPENED
+
+
+class SilenceFactory(DjangoModelFactory):
+    """A silence of `target` from an hour ago to an hour ahead."""
+
+    class Meta:
+        model = Silence
+
+    target = factory.SubFactory(TargetFactory)
+    starts_at = factory.LazyFunction(lambda: datetime.now(UTC) - timedelta(hours=1))
+    ends_at = factory.LazyFunction(lambda: datetime.now(UTC) + timedelta(hours=1))
+    reason = "planned maintenance"
 
 
 def measurement_payload(probe, region, scheduled_for: datetime, **result_fields) -> dict:
