@@ -77,7 +77,7 @@ class NotificationChannel(models.Model):
 
     @property
     def failing(self) -> bool:
-        return self.consecutive_failures >= settings.LATENCY_CHANNEL_FAILING_AFTER
+        return bool(self.consecutive_failures >= settings.LATENCY_CHANNEL_FAILING_AFTER)
 
 
 class AlertRule(models.Model):
@@ -152,7 +152,7 @@ class AlertRule(models.Model):
         verbose_name_plural = _("alert rules")
 
     def __str__(self) -> str:
-        return self.name
+        return str(self.name)
 
 
 class AlertState(models.Model):
