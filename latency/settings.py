@@ -185,8 +185,9 @@ if LATENCY_REGION_DARK_AFTER <= LATENCY_REGION_STALE_AFTER:
 LATENCY_MISSED_LOOKBACK = env_int("LATENCY_MISSED_LOOKBACK", 1800, minimum=60, maximum=86400)
 
 # Alerts (probes.alerts). An incident is global when at least this share of the regions measured breach,
-# regional below it.
-LATENCY_ALERT_GLOBAL_SHARE = env_float("LATENCY_ALERT_GLOBAL_SHARE", 0.5, minimum=0.01, maximum=1.0)
+# regional below it: three quarters breaching points at the provider; fewer, at the paths to it (2 of 3 is
+# still regional).
+LATENCY_ALERT_GLOBAL_SHARE = env_float("LATENCY_ALERT_GLOBAL_SHARE", 0.75, minimum=0.01, maximum=1.0)
 # A notification channel is flagged in the admin after this many failed attempts in a row.
 LATENCY_CHANNEL_FAILING_AFTER = env_int("LATENCY_CHANNEL_FAILING_AFTER", 3, minimum=1, maximum=1000)
 

@@ -95,3 +95,15 @@ def close_slots(token: str | None = None) -> int | None:
     if refused("probes.close_slots", token):
         return None
     return record_missed()
+
+
+@shared_task(name="probes.evaluate_alerts", ignore_result=True, time_limit=110, soft_time_limit=100, expires=55)
+def evaluate_alerts(token: str | None = None) -> str | None:
+    """One pass over the alert rules (probes.alerts.evaluate), every minute. Two passes that overlap
+    (a slow one and the next) are safe: every state change is a compare-and-swap."""
+    from probes.alerts.evaluate import run_pass
+    from probes.fleet.maintenance import refused
+
+    if refused("probes.evaluate_alerts", token):
+        return None
+    return str(run_pass())

@@ -259,7 +259,7 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
     return rows
 
 
-def _segments(medians: dict[str, float | None]) -> dict[str, float]:
+def stack_segments(medians: dict[str, float | None]) -> dict[str, float]:
     """Stack pieces from the phase medians. A missing median adds nothing
     (a warm connection has no DNS, connect or TLS phase; a plain-HTTP target
     no first token). These are differences of medians, not medians of
@@ -295,7 +295,7 @@ def phases(f: Selection) -> list[PhaseRow]:
     ttfb, ttft, total: ms or None}, segments {dns, connect, tls, server_wait,
     first_token, streaming: ms, never negative}. server_wait = ttfb - (dns +
     connect + tls), first_token = ttft - ttfb, streaming = total - ttft; see
-    _segments for missing medians and clamping."""
+    stack_segments for missing medians and clamping."""
     grouped = _read(f, ("region_id",), *PHASE_METRICS)
     readings: dict[int, Reading] = {key[0]: r for key, r in grouped.items() if r.samples}
     info = _regions(readings)
@@ -308,7 +308,7 @@ def phases(f: Selection) -> list[PhaseRow]:
                 "region_name": info[region_id]["name"],
                 "samples": reading.samples,
                 "medians": medians,
-                "segments": _segments(medians),
+                "segments": stack_segments(medians),
             }
         )
     rows.sort(key=lambda row: (row["region_name"], row["region"]))

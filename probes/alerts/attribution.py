@@ -1,0 +1,121 @@
+"""Which phase of a call moved, and what that says.
+
+For a latency breach, the window's phase pieces (the dashboard's stack:
+dns, connect, tls, server wait = TTFB minus connection set-up, first token
+= TTFT minus TTFB, streaming = total minus TTFT; probes.readings'
+stack_segments) are compared with the same pieces of the baseline, pooled
+over the breaching regions: the window's calls together, the baselines'
+histograms merged (percentiles are never averaged). The piece that grew
+most is named, with the seed's reading of it: the network path (DNS,
+connect, TLS), queueing or prefill at the provider (server wait, first
+token), generation (streaming), or a cold start, when each breaching
+region's breach is one slow call that came after an idle spell.
+
+Plain Python over readings: no ORM, no Celery."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from probes.histogram import exact_percentile
+from probes.readings.alerts import Baseline, Call
+from probes.readings.rows import Reading
+from probes.readings.summaries import stack_segments
+
+NETWORK = ("dns", "connect", "tls")
+PROVIDER = ("server_wait", "first_token")
+SEGMENT_NAMES = {
+    "dns": "DNS",
+    "connect": "TCP connect",
+    "tls": "TLS",
+    "server_wait": "server wait",
+    "first_token": "first token",
+    "streaming": "streaming",
+}
+READINGS = {
+    "network": "the network path, not the provider",
+    "server_wait": "queueing at the provider, not the network",
+    "first_token": "prefill or queueing at the provider, not the network",
+    "streaming": "slower generation at the provider, not the network",
+}
+# A piece moved when it grew by more than this many ms and this share of its baseline.
+MOVED_MS = 5.0
+MOVED_SHARE = 0.10
+MILESTONES = ("dns", "connect", "tls", "ttfb", "ttft", "total")
+
+
+@dataclass(frozen=True)
+class Attribution:
+    phase: str  # a key of SEGMENT_NAMES, "cold_start", or "" when nothing can be named
+    text: str  # "TCP connect unchanged, server wait +1.1 s: queueing at the provider, not the network"
+    deltas: dict[str, float]  # piece -> ms grown (window minus baseline)
+
+
+def duration(ms: float) -> str:
+    """820 ms, 1.9 s, 12 s: what a person reads in an alert."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000.0
+    return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+def signed(ms: float) -> str:
+    return ("+" if ms >= 0 else "-") + duration(abs(ms))
+
+
+def window_medians(calls: Iterable[Call]) -> dict[str, float | None]:
+    values: dict[str, list[float]] = {m: [] for m in MILESTONES}
+    for call in calls:
+        if not call.ok:
+            continue
+        for m in MILESTONES:
+            v = getattr(call, m)
+            if v is not None:
+                values[m].append(v)
+    return {m: (exact_percentile(v, 0.5) if v else None) for m, v in values.items()}
+
+
+def pooled(baselines: Sequence[Baseline]) -> Baseline:
+    reading = Reading()
+    for b in baselines:
+        reading.samples += b.reading.samples
+        reading.errors += b.reading.errors
+        for name, hist in b.reading.hists.items():
+            reading.hists[name].merge(hist)
+    return Baseline(reading, same_hour=all(b.same_hour for b in baselines))
+
+
+def attribute(
+    window: Sequence[Call], baselines: Sequence[Baseline], *, cold_start: tuple[bool, float] | None = None
+) -> Attribution:
+    """The phase that moved most between the baselines and the window's calls
+    (both of the breaching regions only). cold_start=(True, idle_minutes)
+    when every breaching region's breach is one slow call after idle."""
+    if cold_start is not None and cold_start[0]:
+        return Attribution(
+            "cold_start",
+            f"slow only on the first call after {cold_start[1]:.0f} min idle: a cold start, not a trend",
+            {},
+        )
+    if not baselines or not window:
+        return Attribution("", "no baseline to compare the phases with", {})
+    now = stack_segments(window_medians(window))
+    before = stack_segments(pooled(baselines).medians())
+    deltas = {name: now[name] - before[name] for name in SEGMENT_NAMES}
+    moved = {name: d for name, d in deltas.items() if d > MOVED_MS and d > MOVED_SHARE * max(before[name], 1.0)}
+    if not moved:
+        return Attribution("", "no single phase moved clearly", deltas)
+    phase = max(moved, key=lambda name: moved[name])
+    # The counterpart that did not move is what rules the other reading out.
+    if phase in NETWORK:
+        reading = READINGS["network"]
+        witness = "server_wait"
+    else:
+        reading = READINGS[phase]
+        witness = "connect"
+    parts = []
+    if witness not in moved and (now[witness] or before[witness]):
+        parts.append(f"{SEGMENT_NAMES[witness]} unchanged")
+    parts.append(f"{SEGMENT_NAMES[phase]} {signed(deltas[phase])}")
+    return Attribution(phase, f"{', '.join(parts)}: {reading}", deltas)
