@@ -72,7 +72,7 @@ class World:
     def baseline_week(self, until: datetime = T, every: timedelta = timedelta(minutes=10)) -> None:
         """Seven days of ordinary calls from every region, up to `until` (the baseline)."""
         for i, region in enumerate(self.regions):
-            self.calls(region, until - timedelta(days=7), until - timedelta(minutes=30), every, seed=100 + i)
+            self.calls(region, until - timedelta(days=7), until - timedelta(hours=2), every, seed=100 + i)
 
 
 @pytest.fixture
