@@ -11,9 +11,10 @@ from urllib.parse import urlencode
 
 from django.db import transaction
 
-from probes.models import Probe, Region, Target
+from probes.models import AlertRule, Probe, Region, Target
 
 DEMO_PROBE_NAME = "demo stream"
+DEMO_RULE_NAME = "demo: TTFT p95 twice its baseline in three regions"
 DEMO_INTERVAL_S = 10
 DEMO_TIMEOUT_S = 8.0
 
@@ -119,4 +120,17 @@ def seed(mock_base_url: str, regions: list[Region]) -> list[Probe]:
         )
         probe.regions.set(regions)
         probes.append(probe)
+    # One alert rule, so the demo's incidents page has something to judge: TTFT p95 twice its baseline in
+    # three regions for ten minutes. No channel: a demo notifies nobody.
+    AlertRule.objects.get_or_create(
+        name=DEMO_RULE_NAME,
+        defaults={
+            "metric": "ttft",
+            "percentile": "p95",
+            "baseline_factor": 2.0,
+            "window_minutes": 10,
+            "min_samples": 5,
+            "min_regions": 3,
+        },
+    )
     return probes
