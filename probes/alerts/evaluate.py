@@ -445,7 +445,7 @@ class Evaluator:
             Incident.objects.filter(pk=incident.pk).update(**changes)
         self.report.moved += 1
 
-    def _resolve(self, rule: AlertRule, target_id: int, state: AlertState) -> None:
+    def _resolve(self, rule: AlertRule, target_id: int, state: AlertState, why: str = "") -> None:
         queued: list[int] = []
         with transaction.atomic():
             if not _swap(state, status=AlertState.OK, since=None, evaluated_at=self.now, breaching=[]):
@@ -463,7 +463,7 @@ class Evaluator:
                 incident=incident,
                 at=self.now,
                 kind=IncidentEvent.RESOLVED,
-                detail=f"clear for {rule.window_minutes} min",
+                detail=why or f"clear for {rule.window_minutes} min",
             )
             # Whoever was not told of the opening (silenced) is not told of the end either.
             withheld = incident.silenced or _silence_at(target_id, self.now) is not None
@@ -517,8 +517,6 @@ def run_pass(now: datetime | None = None) -> PassReport:
     report = PassReport()
     rules = list(AlertRule.objects.filter(enabled=True).select_related("target").prefetch_related("regions"))
     report.rules = len(rules)
-    if not rules:
-        return report
     measured_targets = sorted(set(Probe.objects.filter(enabled=True).values_list("target_id", flat=True)))
     active_regions = list(Region.objects.filter(active=True).values_list("id", flat=True))
     pairs = []
@@ -534,6 +532,12 @@ def run_pass(now: datetime | None = None) -> PassReport:
         j = judge(rule, target_id, subset or active_regions, data)
         evaluator.step(rule, target_id, states.get((rule.id, target_id)), j, data)
         report.pairs += 1
+    # A rule switched off is no longer judged: what it had open ends now, said so, rather than staying open.
+    for state in AlertState.objects.filter(rule__enabled=False).exclude(status=AlertState.OK).select_related("rule"):
+        if state.status == AlertState.PENDING:
+            evaluator._move(state.rule, state.target_id, state, status=AlertState.OK, since=None, breaching=[])
+        else:
+            evaluator._resolve(state.rule, state.target_id, state, why="the rule was disabled")
     report.seconds = time.monotonic() - started
     log.info("alert pass at %s: %s", now.isoformat(timespec="seconds"), report)
     return report
