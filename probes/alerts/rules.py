@@ -67,6 +67,27 @@ def reach(target_id: int | None, region_ids: Iterable[int] | None, window_minute
     )
 
 
+def below_the_floor(target_id: int, region_ids: Iterable[int] | None, threshold_ms: float) -> list[tuple[str, float]]:
+    """(region city, round-trip floor in ms) of the regions measuring the target whose distance alone, at the
+    speed of light in fiber, takes longer than threshold_ms: there every call breaches, whatever happens."""
+    from probes.geo import path_floor_ms
+    from probes.models import Region, Target
+
+    target = Target.objects.filter(pk=target_id).values("latitude", "longitude").first()
+    if not target or target["latitude"] is None or target["longitude"] is None:
+        return []
+    regions = Region.objects.filter(active=True, probes__enabled=True, probes__target_id=target_id).distinct()
+    wanted = list(region_ids) if region_ids is not None else []
+    if wanted:
+        regions = regions.filter(id__in=wanted)
+    out = []
+    for city, lat, lon in regions.values_list("city", "latitude", "longitude"):
+        floor = path_floor_ms(lat, lon, target["latitude"], target["longitude"])
+        if floor >= threshold_ms:
+            out.append((city, floor))
+    return sorted(out, key=lambda item: -item[1])
+
+
 def quorum(min_regions: int, min_regions_percent: float | None, measured: int) -> int:
     """Regions that must breach when `measured` regions were judged: the
     larger of the count and the share (rounded up), never below 1."""
@@ -114,6 +135,19 @@ def refusals(
                 problems["threshold_ms"] = _(
                     "This rule can never fire: no call is timed past the longest probe timeout (%(limit)s ms)."
                 ) % {"limit": f"{longest_ms:.0f}"}
+        if threshold_ms is not None and threshold_ms > 0 and baseline_factor is None and target_id is not None:
+            slow = below_the_floor(target_id, region_ids, threshold_ms)
+            judged = reach(target_id, region_ids, window_minutes or 10).regions
+            needed = quorum(min_regions or 1, min_regions_percent, judged)
+            if slow and len(slow) >= needed and "threshold_ms" not in problems:
+                city, floor = slow[0]
+                problems["threshold_ms"] = ngettext(
+                    "This rule would always fire: light in fiber alone needs %(floor)s ms for a round trip from "
+                    "%(city)s to the target, above threshold_ms, and %(n)d region is that far.",
+                    "This rule would always fire: light in fiber alone needs %(floor)s ms for a round trip from "
+                    "%(city)s to the target, above threshold_ms, and %(n)d regions are that far.",
+                    len(slow),
+                ) % {"floor": f"{floor:.0f}", "city": city, "n": len(slow)}
         if baseline_factor is not None and baseline_factor <= 1.0:
             problems["baseline_factor"] = _(
                 "This rule would always fire: a region is above %(factor)s times its own baseline about half "
