@@ -1,0 +1,106 @@
+"""Notification channels in the admin. The Apprise URL is write-only: typed
+in, checked with Apprise, stored encrypted (probes.alerts.secrets), never
+shown back, not even in part; only its service is. The list flags a channel
+that keeps failing; "Send test notification" tries the selected channels.
+Registered from probes.admin."""
+
+from __future__ import annotations
+
+import apprise
+from django import forms
+from django.contrib import admin, messages
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from probes.alerts.models import NotificationChannel
+from probes.alerts.notify import send_test
+from probes.alerts.secrets import encrypt_url, service_of
+
+
+class NotificationChannelForm(forms.ModelForm):
+    apprise_url = forms.CharField(
+        label=gettext_lazy("Apprise URL"),
+        required=False,
+        # Never rendered back: the page would carry the secret.
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off", "size": 80}),
+        help_text=gettext_lazy(
+            "Where to send, as an Apprise URL: slack://…, discord://…, mailtos://…, ntfy://…, json://… "
+            "(see Apprise's documentation). Stored encrypted and never shown again; "
+            "leave it empty to keep the stored one."
+        ),
+    )
+
+    class Meta:
+        model = NotificationChannel
+        fields = ("name", "enabled")
+
+    def clean_apprise_url(self) -> str:
+        url = self.cleaned_data["apprise_url"].strip()
+        if not url:
+            if self.instance.pk is None:
+                raise forms.ValidationError(_("A new channel needs its Apprise URL."), code="required")
+            return ""
+        service = service_of(url)
+        if not service:
+            raise forms.ValidationError(
+                _("This is not an Apprise URL: it starts with the service, as in slack:// or mailtos://."),
+                code="invalid",
+            )
+        # Apprise logs the URL it refuses, secrets and all; its logger writes nowhere (settings.LOGGING).
+        if not apprise.Apprise().add(url):
+            raise forms.ValidationError(
+                _(
+                    "Apprise does not understand this %(service)s:// URL: a part of it is missing or has the "
+                    "wrong form. Check the service's page in Apprise's documentation."
+                ),
+                code="invalid",
+                params={"service": service},
+            )
+        return url
+
+    def save(self, commit: bool = True) -> NotificationChannel:
+        url = self.cleaned_data.get("apprise_url")
+        if url:
+            self.instance.apprise_url = encrypt_url(url)
+            self.instance.service = service_of(url)
+        return super().save(commit=commit)
+
+
+@admin.register(NotificationChannel)
+class NotificationChannelAdmin(admin.ModelAdmin):
+    form = NotificationChannelForm
+    list_display = (
+        "name",
+        "service",
+        "enabled",
+        "health",
+        "consecutive_failures",
+        "last_failure_at",
+        "last_success_at",
+    )
+    list_filter = ("enabled", "service")
+    search_fields = ("name", "service")
+    readonly_fields = ("service", "health", "consecutive_failures", "last_success_at", "last_failure_at", "last_error")
+    fieldsets = (
+        (None, {"fields": ("name", "apprise_url", "service", "enabled")}),
+        (
+            gettext_lazy("Health"),
+            {"fields": ("health", "consecutive_failures", "last_success_at", "last_failure_at", "last_error")},
+        ),
+    )
+    actions = ("send_test_notification",)
+
+    @admin.display(description=gettext_lazy("health"))
+    def health(self, obj: NotificationChannel):
+        if obj.failing:
+            return format_html('<strong class="channel-failing">{}</strong>', _("failing"))
+        if obj.consecutive_failures:
+            return _("recent failures")
+        return _("ok") if obj.last_success_at else "—"
+
+    @admin.action(description=gettext_lazy("Send test notification"), permissions=["change"])
+    def send_test_notification(self, request, queryset) -> None:
+        for channel in queryset:
+            ok, detail = send_test(channel)
+            self.message_user(request, detail, messages.SUCCESS if ok else messages.ERROR)
