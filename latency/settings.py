@@ -323,13 +323,14 @@ LOGGING = {
     # `manage.py probe` included); its lockouts are logged at WARNING.
     # Apprise logs notification URLs, secrets included: "Could not load Slack URL: slack://<tokens>" at
     # ERROR, webhook paths and query values at DEBUG. Its records go nowhere but to the capture of each
-    # notify() call (probes.alerts.notify reads that, scrubs the channel's URL out, and logs the reason
-    # itself). urllib3 logs each request's path and query at DEBUG, where a webhook token sits.
+    # notify() call (probes.alerts.notify reads its warnings and exceptions, scrubs the channel's URL
+    # out, and logs the reason itself; DEBUG so that the exceptions are there to read).
+    # urllib3 logs each request's path and query at DEBUG, where a webhook token sits.
     "loggers": {
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
         "axes.apps": {"level": "WARNING"},
-        "apprise": {"handlers": ["nowhere"], "level": "WARNING", "propagate": False},
+        "apprise": {"handlers": ["nowhere"], "level": "DEBUG", "propagate": False},
         "urllib3": {"level": "WARNING"},
     },
 }

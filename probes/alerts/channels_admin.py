@@ -91,6 +91,12 @@ class NotificationChannelAdmin(admin.ModelAdmin):
     )
     actions = ("send_test_notification",)
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        # The form's own apprise_url (the URL typed in) is no model field: the model's apprise_url is the
+        # ciphertext, not editable, and the admin would refuse it among the fieldsets' fields.
+        kwargs["fields"] = NotificationChannelForm.Meta.fields
+        return super().get_form(request, obj, change=change, **kwargs)
+
     @admin.display(description=gettext_lazy("health"))
     def health(self, obj: NotificationChannel):
         if obj.failing:

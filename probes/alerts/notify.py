@@ -55,6 +55,7 @@ FAILED = "failed"
 SKIPPED = "skipped"
 
 REDACTED = "***"
+_EXCEPTION_LINE = re.compile(r"^\w+ Exception: ")
 _REASON_CHARS = 500
 
 
@@ -93,10 +94,10 @@ def _url_parts(url: str) -> set[str]:
     parts = {url, unquote(url)}
     rest = url.split("://", 1)[1] if "://" in url else url
     # Query keys are option names (mode, from, to, -X-Header); their values are what is secret.
-    keys = {key.lstrip("+-:") for key, _value in parse_qsl(urlsplit(url).query, keep_blank_values=True)}
+    keys = {key.strip(" +-:") for key, _value in parse_qsl(urlsplit(url).query, keep_blank_values=True)}
     for text in (rest, unquote(rest), unquote_plus(rest)):
         for token in _DELIMITERS.split(text):
-            if token and token.lstrip("+-:") not in keys:
+            if token and token.strip(" +-:") not in keys:
                 parts.update({token, unquote(token), quote(token, safe="")})
     return {part for part in parts if part}
 
@@ -120,12 +121,18 @@ def _send(url: str, title: str, body: str) -> str | None:
     notifier = apprise.Apprise()
     if not notifier.add(url):
         return _("Apprise does not understand this URL (its form or a value in it); enter it again.")
-    # The result holds this call's own log capture (WARNING and up): Apprise keeps it apart from
-    # other threads' sends, which a handler on the shared `apprise` logger (LogCapture) would not.
-    with notifier.notify(title=title, body=body, timeout=SEND_TIMEOUT_S) as result:
+    # The result holds this call's own log capture: Apprise keeps it apart from other threads'
+    # sends, which a handler on the shared `apprise` logger (LogCapture) would not. The warnings say
+    # what failed; of the debug lines only the exceptions are kept ("Socket Exception: ... Connection
+    # refused"), which say why.
+    with notifier.notify(title=title, body=body, timeout=SEND_TIMEOUT_S, log_level=logging.DEBUG) as result:
         if result:
             return None
-        lines = [entry.message for entry in result.logs()]
+        lines = [
+            entry.message
+            for entry in result.logs()
+            if logging.getLevelName(entry.level) >= logging.WARNING or _EXCEPTION_LINE.match(entry.message)
+        ]
         if result.status == apprise.AppriseResultStatus.TIMEOUT:
             lines.append(_("no answer within %(seconds)d s") % {"seconds": SEND_TIMEOUT_S})
     return " ".join(lines) or _("Apprise reported a failure without a reason.")
