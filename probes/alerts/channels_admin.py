@@ -2,7 +2,8 @@
 in, checked with Apprise, stored encrypted (probes.alerts.secrets), never
 shown back, not even in part; only its service is. The list flags a channel
 that keeps failing; "Send test notification" tries the selected channels.
-Registered from probes.admin."""
+Deliveries are listed read-only, their errors scrubbed of the URL when they
+were stored (probes.alerts.notify). Registered from probes.admin."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from probes.alerts.models import NotificationChannel
+from probes.admin_base import WrittenByCodeAdmin
+from probes.alerts.models import Delivery, NotificationChannel
 from probes.alerts.notify import send_test
 from probes.alerts.secrets import encrypt_url, service_of
 
@@ -110,3 +112,17 @@ class NotificationChannelAdmin(admin.ModelAdmin):
         for channel in queryset:
             ok, detail = send_test(channel)
             self.message_user(request, detail, messages.SUCCESS if ok else messages.ERROR)
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(WrittenByCodeAdmin):
+    """Each notification of an incident's transition to a channel: written by the evaluator and the
+    delivery task only."""
+
+    list_display = ("incident", "transition", "channel", "state", "attempts", "created_at", "sent_at", "last_error")
+    list_filter = ("state", "transition", "channel")
+    list_select_related = ("incident__rule", "incident__target", "channel")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at",)
+    fields = ("incident", "transition", "channel", "state", "attempts", "created_at", "sent_at", "last_error")
+    readonly_fields = fields

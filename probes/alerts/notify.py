@@ -46,6 +46,8 @@ MAX_ATTEMPTS = 6  # probes.tasks.deliver_notification retries this many times le
 # (probes.tasks.deliver_notification: soft limit 80 s, hard 90 s.)
 SEND_TIMEOUT_S = 60
 CLAIM = timedelta(minutes=2)
+# Longer than every attempt with its backoff together (6 attempts, waits of at most 30 to 300 s).
+STRANDED_AFTER = timedelta(minutes=30)
 # The first wait between attempts; each next one doubles, up to
 # settings.LATENCY_NOTIFY_RETRY_BACKOFF_MAX.
 FIRST_BACKOFF_S = 30.0
@@ -55,6 +57,7 @@ FAILED = "failed"
 SKIPPED = "skipped"
 
 REDACTED = "***"
+_LEVELS = logging.getLevelNamesMapping()
 _EXCEPTION_LINE = re.compile(r"^\w+ Exception: ")
 _REASON_CHARS = 500
 
@@ -75,6 +78,21 @@ def queue(delivery_ids: list[int]) -> None:
     # through the task's proxy, which follows whichever Celery app was made last in the process.
     for delivery_id in delivery_ids:
         app.send_task(TASK, kwargs={"delivery_id": delivery_id, "token": central_token(TASK)}, retry=True)
+
+
+def stranded(now: datetime | None = None) -> list[int]:
+    """Deliveries whose task is gone: claimed by a run that died (a worker killed without the message
+    coming back, the database lost mid-way), or pending long after every retry would have run.
+    Queueing them again is safe: the claim lets one run send, and a sent delivery is skipped."""
+    now = now or timezone.now()
+    return list(
+        Delivery.objects.filter(
+            Q(state=Delivery.SENDING, claimed_until__lt=now)
+            | Q(state=Delivery.PENDING, attempts__lt=MAX_ATTEMPTS, created_at__lt=now - STRANDED_AFTER)
+        )
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
 
 
 def retry_countdown(retries: int) -> float:
@@ -133,7 +151,7 @@ def _send(url: str, title: str, body: str) -> str | None:
         lines = [
             entry.message
             for entry in result.logs()
-            if logging.getLevelName(entry.level) >= logging.WARNING or _EXCEPTION_LINE.match(entry.message)
+            if _LEVELS.get(entry.level, logging.WARNING) >= logging.WARNING or _EXCEPTION_LINE.match(entry.message)
         ]
         if result.status == apprise.AppriseResultStatus.TIMEOUT:
             lines.append(_("no answer within %(seconds)d s") % {"seconds": SEND_TIMEOUT_S})

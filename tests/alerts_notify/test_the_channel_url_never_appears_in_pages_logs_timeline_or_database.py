@@ -96,7 +96,17 @@ def test_the_url_is_nowhere_but_in_the_ciphertext(admin_client, json_receiver, c
     assert delivery.state == Delivery.SENT and channel.last_error
     stored = every_stored_text()
     assert channel.apprise_url in stored
+    delivery_pages = "".join(
+        admin_client.get(page).content.decode()
+        for page in (
+            reverse("admin:probes_delivery_changelist"),
+            reverse("admin:probes_delivery_change", args=[delivery.pk]),
+            reverse("admin:probes_notificationchannel_change", args=[channel.pk]),
+        )
+    )
+    assert "Ops webhook" in delivery_pages
     for text in (
+        delivery_pages,
         logged(caplog),
         "\n".join(e.detail for e in events),
         delivery.last_error,
