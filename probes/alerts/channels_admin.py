@@ -10,9 +10,14 @@ from __future__ import annotations
 import apprise
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
 
 from probes.admin_base import WrittenByCodeAdmin
 from probes.alerts.models import Delivery, NotificationChannel
@@ -92,6 +97,23 @@ class NotificationChannelAdmin(admin.ModelAdmin):
         ),
     )
     actions = ("send_test_notification",)
+    change_form_template = "admin/probes/notificationchannel/change_form.html"
+
+    def get_urls(self):
+        # Before the admin's own: its catch-all <object_id>/ would take the URL.
+        name = f"{self.opts.app_label}_{self.opts.model_name}_send_test"
+        view = self.admin_site.admin_view(require_POST(self.send_test_view))
+        return [path("<path:object_id>/send-test/", view, name=name), *super().get_urls()]
+
+    def send_test_view(self, request, object_id: str):
+        channel = self.get_object(request, unquote(object_id))
+        if channel is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_change_permission(request, channel):
+            raise PermissionDenied
+        ok, detail = send_test(channel)
+        self.message_user(request, detail, messages.SUCCESS if ok else messages.ERROR)
+        return HttpResponseRedirect(reverse("admin:probes_notificationchannel_change", args=[channel.pk]))
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         # The form's own apprise_url (the URL typed in) is no model field: the model's apprise_url is the

@@ -1,10 +1,11 @@
 """In the admin a channel's URL is write-only: a new channel needs one; editing the channel with the
 field left empty keeps the stored URL, a new one replaces it (and its service). "Send test
-notification" sends to the channel and says so; to a channel that is down it says why, without
+notification" (the list's action, the channel page's button: a POST with CSRF) sends to the channel and says so; to a channel that is down it says why, without
 the URL, and counts the failure in the channel's health."""
 
 from __future__ import annotations
 
+from django.test import Client
 from django.urls import reverse
 
 from probes.alerts.models import NotificationChannel
@@ -63,3 +64,21 @@ def test_a_test_to_a_channel_that_is_down_says_why(admin_client, json_receiver):
     assert "503" in page and "TOKENSECRET123" not in page and url not in page
     channel.refresh_from_db()
     assert channel.consecutive_failures == 1 and "503" in channel.last_error
+
+
+def test_the_channel_page_has_a_send_test_button_that_posts_with_csrf(admin_client, admin_user, json_receiver):
+    channel = NotificationChannelFactory(name="Ops", url=json_receiver.apprise_url("/alerts"))
+    button = reverse("admin:probes_notificationchannel_send_test", args=[channel.pk])
+    page = admin_client.get(reverse("admin:probes_notificationchannel_change", args=[channel.pk])).content.decode()
+    assert f'action="{button}"' in page
+
+    assert admin_client.get(button).status_code == 405
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(admin_user)
+    assert strict.post(button).status_code == 403
+    assert json_receiver.posts == []
+
+    answer = admin_client.post(button, follow=True)
+    assert "Sent a test notification to “Ops” (json)." in answer.content.decode()
+    (post,) = json_receiver.wait_for_posts(1)
+    assert post.body["title"] == "Latency Atlas: test notification"
