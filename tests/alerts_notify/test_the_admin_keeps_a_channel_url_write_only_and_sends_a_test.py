@@ -1,7 +1,8 @@
 """In the admin a channel's URL is write-only: a new channel needs one; editing the channel with the
 field left empty keeps the stored URL, a new one replaces it (and its service). "Send test
-notification" (the list's action, the channel page's button: a POST with CSRF) sends to the channel and says so; to a channel that is down it says why, without
-the URL, and counts the failure in the channel's health."""
+notification" (the list's action, the channel page's button: a POST with CSRF) sends to the channel
+and says so; to a channel that is down it says why, without the URL, and counts the failure in the
+channel's health."""
 
 from __future__ import annotations
 
