@@ -190,6 +190,12 @@ LATENCY_MISSED_LOOKBACK = env_int("LATENCY_MISSED_LOOKBACK", 1800, minimum=60, m
 LATENCY_ALERT_GLOBAL_SHARE = env_float("LATENCY_ALERT_GLOBAL_SHARE", 0.75, minimum=0.01, maximum=1.0)
 # A notification channel is flagged in the admin after this many failed attempts in a row.
 LATENCY_CHANNEL_FAILING_AFTER = env_int("LATENCY_CHANNEL_FAILING_AFTER", 3, minimum=1, maximum=1000)
+# The longest wait, in seconds, between two attempts of a notification (probes.alerts.notify): the waits
+# double from 30 s up to it, with jitter.
+LATENCY_NOTIFY_RETRY_BACKOFF_MAX = env_int("LATENCY_NOTIFY_RETRY_BACKOFF_MAX", 300, minimum=1, maximum=3600)
+# The site's address as its users reach it (https://atlas.example.com), for the incident link in
+# notifications; empty: the link is the path alone.
+LATENCY_SITE_URL = env_str("LATENCY_SITE_URL", "").rstrip("/")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -307,11 +313,25 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "nowhere": {"class": "logging.NullHandler"},
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
     # httpx logs every request URL at INFO; a URL can carry a key, and the
     # probe engine reports what matters itself.
     # django-axes announces itself at INFO in every process (workers and
     # `manage.py probe` included); its lockouts are logged at WARNING.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
+    # Apprise logs notification URLs, secrets included: "Could not load Slack URL: slack://<tokens>" at
+    # ERROR, webhook paths and query values at DEBUG. Its records go nowhere but to the capture of each
+    # notify() call (probes.alerts.notify reads its warnings and exceptions, scrubs the channel's URL
+    # out, and logs the reason itself; DEBUG so that the exceptions are there to read).
+    # urllib3 logs each request's path and query at DEBUG, where a webhook token sits.
+    "loggers": {
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},
+        "apprise": {"handlers": ["nowhere"], "level": "DEBUG", "propagate": False},
+        "urllib3": {"level": "WARNING"},
+    },
 }

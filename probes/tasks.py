@@ -106,4 +106,42 @@ def evaluate_alerts(token: str | None = None) -> str | None:
 
     if refused("probes.evaluate_alerts", token):
         return None
-    return str(run_pass())
+    report = run_pass()
+    # Deliveries whose task was lost (a broker restart, a purged queue) go out again; their claim
+    # (probes.alerts.notify) keeps one that is merely slow from being sent twice.
+    from probes.alerts import notify
+
+    notify.queue(notify.stranded())
+    return str(report)
+
+
+# probes.alerts.notify.MAX_ATTEMPTS, repeated so this module imports no models at load, like the tasks above.
+_NOTIFY_MAX_ATTEMPTS = 6
+
+
+@shared_task(
+    name="probes.deliver_notification",
+    bind=True,
+    ignore_result=True,
+    # A worker killed mid-send has the message delivered again; the delivery's claim
+    # (probes.alerts.notify) makes that run send only if the first did not finish.
+    acks_late=True,
+    max_retries=_NOTIFY_MAX_ATTEMPTS - 1,
+    time_limit=90,
+    soft_time_limit=80,
+)
+def deliver_notification(self, delivery_id: int, token: str | None = None) -> str | None:
+    """One notification of an incident to one channel (probes.alerts.notify.deliver), retried with
+    exponential backoff and jitter while attempts are left."""
+    from probes.alerts import notify
+    from probes.fleet.maintenance import refused
+
+    # Sent by the central side only (probes.fleet.maintenance). A retry carries the first send's token,
+    # so the token stays good for a day, far longer than every attempt's backoff together.
+    if refused(notify.TASK, token, max_age_s=24 * 3600, delivery_id=delivery_id):
+        return None
+    try:
+        return notify.deliver(delivery_id)
+    except notify.NotificationFailed as failed:
+        # The backoff is read per retry, so LATENCY_NOTIFY_RETRY_BACKOFF_MAX applies without a restart.
+        raise self.retry(exc=failed, countdown=notify.retry_countdown(self.request.retries)) from None

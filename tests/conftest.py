@@ -308,3 +308,24 @@ def test_broker(test_redis_url, settings):
     finally:
         drop_pools()
         r.close()
+
+
+# --- notification receivers (devtools/receivers.py): real sockets on loopback ---
+
+
+@pytest.fixture
+def json_receiver():
+    """A JSON webhook receiver; `json_receiver.apprise_url("/path")` is the channel URL to it."""
+    from devtools.receivers import JsonReceiver
+
+    with JsonReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def smtp_receiver():
+    """A plain SMTP server (aiosmtpd); `smtp_receiver.apprise_url(to=...)` is the channel URL to it."""
+    from devtools.receivers import SmtpReceiver
+
+    with SmtpReceiver() as receiver:
+        yield receiver

@@ -36,7 +36,16 @@ def refusal(task_name: str, token: object, *, max_age_s: float) -> str | None:
 
 # The tasks only the central scheduler may send: it signs each of them
 # (probes.scheduling.SlotScheduler), and each checks first (`refused`).
-MAINTENANCE_TASKS = frozenset({"probes.rollup_recent", "probes.prune", "probes.close_slots", "probes.evaluate_alerts"})
+# probes.deliver_notification is sent by the central side too (probes.alerts.notify.queue), signed the same way.
+MAINTENANCE_TASKS = frozenset(
+    {
+        "probes.rollup_recent",
+        "probes.prune",
+        "probes.close_slots",
+        "probes.evaluate_alerts",
+        "probes.deliver_notification",
+    }
+)
 DEAD_LETTER_SOURCE = "maintenance"
 # What of a refused message's arguments is kept: enough to recognise it.
 _KEPT_CHARS = 500
