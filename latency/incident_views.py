@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from latency.access import incident_action, incident_page
+from latency.charts.over_time import plotly_time
 from latency.incident_forms import BackForm, IncidentFilterForm, SilenceForm
 from probes import readings
 from probes.alerts.rules import is_latency
@@ -128,6 +129,9 @@ def incident_detail(request: HttpRequest, incident_id: int) -> HttpResponse:
         "phases_api": reverse("api-phases"),
         "timeseries_query": queries["timeseries"],
         "phases_query": queries["phases"],
+        # Plotly's date axis reads UTC times without an offset (latency.charts.over_time.plotly_time).
+        "mark_from": plotly_time(incident.started_at),
+        "mark_until": plotly_time(incident.resolved_at or now),
         "chart_metric_is_rule_metric": is_latency(incident.metric),
         "may_acknowledge": incident.acknowledged_at is None and request.user.has_perm(ACKNOWLEDGE_PERMISSION),
         **silence_context(request, incident.target_id, back, now),
