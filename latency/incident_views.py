@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from latency.access import incident_action, incident_page
+from latency.access import incident_action, incident_page, may_read_incidents
 from latency.charts.over_time import plotly_time
 from latency.incident_forms import BackForm, IncidentFilterForm, SilenceForm
 from probes import readings
@@ -81,7 +81,7 @@ def silence_context(request: HttpRequest, target_id: int, back: str, now: dateti
 
 def markers(request: HttpRequest, *, target_id: int | None = None, region_id: int | None = None) -> list:
     """The open incidents a dashboard page shows a marker for: none to a reader not signed in (public mode)."""
-    if not request.user.is_authenticated:
+    if not may_read_incidents(request.user):
         return []
     return readings.open_incidents(target_id=target_id, region_id=region_id)
 

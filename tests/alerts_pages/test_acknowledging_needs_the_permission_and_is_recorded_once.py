@@ -68,3 +68,39 @@ def test_a_get_does_not_acknowledge(client, viewer, grant):
     incident = IncidentFactory()
     assert client.get(reverse("incident-acknowledge", args=[incident.id])).status_code == 405
     assert Incident.objects.get().acknowledged_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_people_acknowledging_at_once_record_one_acknowledgement(django_user_model, grant):
+    import threading
+
+    from django.db import connections
+
+    incident = IncidentFactory()
+    clients = []
+    for name in ("first", "second"):
+        user = grant(
+            django_user_model.objects.create_user(username=name, password="a-long-test-password-5512"), PERMISSION
+        )
+        client = Client()
+        client.force_login(user)
+        clients.append(client)
+    start = threading.Barrier(len(clients))
+    statuses = []
+
+    def click(client):
+        try:
+            start.wait()
+            statuses.append(client.post(reverse("incident-acknowledge", args=[incident.id])).status_code)
+        finally:
+            connections.close_all()  # this thread's connection, so the test database can be dropped
+
+    threads = [threading.Thread(target=click, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert statuses == [302, 302]
+    assert IncidentEvent.objects.filter(incident=incident, kind=IncidentEvent.ACKNOWLEDGED).count() == 1
+    incident.refresh_from_db()
+    assert incident.acknowledged_by.username in ("first", "second")
