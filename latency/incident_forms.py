@@ -47,6 +47,13 @@ class IncidentFilterForm(forms.Form):
     state = forms.ChoiceField(choices=[(s, STATE_LABELS[s]) for s in STATES], required=False)
     page = forms.IntegerField(min_value=1, required=False, widget=forms.HiddenInput)
 
+    def __init__(self, data=None, **kwargs) -> None:
+        # No state given means all, and the select must say so (not show its first option, "open").
+        if data is not None and not data.get("state"):
+            data = data.copy()
+            data["state"] = "all"
+        super().__init__(data, **kwargs)
+
     def clean_state(self) -> str:
         return self.cleaned_data["state"] or "all"
 

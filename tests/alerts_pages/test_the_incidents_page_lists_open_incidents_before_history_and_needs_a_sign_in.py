@@ -100,3 +100,9 @@ def test_the_history_is_paged_fifty_at_a_time(client, viewer):
     assert "page=2" in first
     second = client.get(reverse("incidents"), {"page": 2}).content.decode()
     assert len(rows_of(second, "history-table")) == 1
+
+
+def test_without_a_state_the_form_shows_open_and_resolved(client, viewer):
+    html = client.get(reverse("incidents")).content.decode()
+    select = html.split('name="state"', 1)[1].split("</select>", 1)[0]
+    assert '<option value="all" selected>' in select
