@@ -6,6 +6,10 @@ Two rules, each written once here and enforced through every door:
 - reading raw measurements (the CSV exports, and provider error texts on the
   pages): signed-in users with probes.view_measurement, public mode or not.
 
+Incidents (their pages, the markers on the dashboard's pages, the header's
+count) are for signed-in users only, public mode or not: see may_read_incidents.
+Acting on one (acknowledging, silencing a target) needs its permission.
+
 Provider error texts can carry request ids, account names, quota details or
 a fragment of the prompt, so they follow the same rule as the raw rows in
 the CSV export. Each door answers a refusal in its own idiom (a login
@@ -21,7 +25,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, JsonResponse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 MEASUREMENT_PERMISSION = "probes.view_measurement"
 # Free text written by a provider or the network stack: hidden together.
@@ -42,6 +46,14 @@ def can_read_dashboard(user) -> bool:
 def may_read_measurements(user) -> bool:
     """May read raw measurements: the exports and provider error texts."""
     return _signed_in(user) and user.has_perm(MEASUREMENT_PERMISSION)
+
+
+def may_read_incidents(user) -> bool:
+    """Incidents are not public data, even on a public dashboard: an
+    incident names the rule's thresholds, who acknowledged it, the silences
+    (maintenance windows) of a target and the channels told, which is an
+    operator's business; a public dashboard publishes measurements only."""
+    return _signed_in(user)
 
 
 # Error texts are raw measurement data: the same rule, by name where it is used.
@@ -73,6 +85,40 @@ def dashboard_page(view):
         return view(request, *args, **kwargs)
 
     return require_safe(wrapper)
+
+
+def incident_page(view):
+    """Incident pages: sign in first, public mode or not (may_read_incidents)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not may_read_incidents(request.user):
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def incident_action(permission: str):
+    """A POST that acts on incidents or silences: sign in first, then
+    `permission`, or a 403 saying it is missing (CSRF is checked by the
+    middleware before this runs)."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not may_read_incidents(request.user):
+                return redirect_to_login(request.get_full_path())
+            if not request.user.has_perm(permission):
+                return HttpResponseForbidden(
+                    _("This needs the permission %(permission)s.") % {"permission": permission},
+                    content_type="text/plain",
+                )
+            return view(request, *args, **kwargs)
+
+        return require_POST(wrapper)
+
+    return decorate
 
 
 def login_required_json() -> JsonResponse:

@@ -3,13 +3,18 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
-from latency import api, export_views, views
+from latency import api, export_views, incident_views, views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("regions/<slug:slug>/", views.region_detail, name="region"),
     path("where/", views.where_users_are, name="where-users-are"),
     path("targets/<int:target_id>/", views.target_detail, name="target"),
+    path("incidents/", incident_views.incidents, name="incidents"),
+    path("incidents/<int:incident_id>/", incident_views.incident_detail, name="incident"),
+    path("incidents/<int:incident_id>/acknowledge", incident_views.acknowledge, name="incident-acknowledge"),
+    path("targets/<int:target_id>/silence", incident_views.silence_target, name="target-silence"),
+    path("silences/<int:silence_id>/end", incident_views.end_silence, name="silence-end"),
     path("api/meta", api.meta, name="api-meta"),
     path("api/overview", api.overview, name="api-overview"),
     path("api/histograms", api.histograms, name="api-histograms"),

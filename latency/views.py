@@ -21,8 +21,9 @@ from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
 from latency import labels
-from latency.access import dashboard_page, may_see_errors, visible_rows
+from latency.access import dashboard_page, may_read_incidents, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, MixForm, RegionPageFilterForm
+from latency.incident_views import markers, silence_context
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
 from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, WINDOW_CHOICES, BadParameter, Selection
@@ -225,6 +226,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "dashboard_config": _dashboard_config(f),
         # The health line: what the ingest could not store (kept as dead letters).
         "rejected_recently": deadletters.recent_count(timezone.now()),
+        "open_incidents": markers(request),
     }
     return render(request, "dashboard/overview.html", context, status=400 if error else 200)
 
@@ -261,6 +263,7 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "window_phrase": window_phrase(f) if f is not None else "",
         "has_data": any(row.get("samples") for row in ranking),
         "no_probes": not Probe.objects.filter(regions=region).exists(),
+        "open_incidents": markers(request, region_id=region.id),
     }
     return render(request, "dashboard/region.html", context, status=400 if error else 200)
 
@@ -338,5 +341,8 @@ def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
         "failures": visible_rows(readings.recent(target.id, RECENT_LIMIT, failures=True), user),
         "show_errors": may_see_errors(user),
         "limit": RECENT_LIMIT,
+        "open_incidents": markers(request, target_id=target.id),
     }
+    if may_read_incidents(user):
+        context.update(silence_context(request, target.id, reverse("target", args=[target.id]), timezone.now()))
     return render(request, "dashboard/target.html", context)

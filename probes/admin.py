@@ -292,4 +292,6 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
 from probes.alerts import channels_admin  # noqa: E402, F401
 
 # Region workers: an admin module of their own (probes/fleet/admin_workers.py), registered on import.
+# Alert rules, incidents and silences: admin modules of their own, registered on import.
+from probes.alerts import incidents_admin, rules_admin  # noqa: E402, F401
 from probes.fleet import admin_workers  # noqa: E402, F401

@@ -23,7 +23,9 @@ METRIC_CHOICES = [
     ("ttfb", _("Time to first byte")),
     ("connect", _("TCP connect")),
     ("total", _("Total time")),
+    # xgettext:no-python-format
     ("error_rate", _("Error rate (% of calls not ok)")),
+    # xgettext:no-python-format
     ("missed", _("Missed runs (% of scheduled runs nobody picked up)")),
 ]
 PERCENTILE_CHOICES = [("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99")]
@@ -201,6 +203,7 @@ class Incident(models.Model):
     measured_regions = models.PositiveIntegerField(default=0, help_text=_("Regions judged when it opened."))
     summary = models.TextField()
     phase = models.CharField(max_length=16, choices=PHASE_CHOICES, blank=True, default="")
+    # xgettext:no-python-format
     peak_value = models.FloatField(null=True, blank=True, help_text=_("ms for latency, % for rates."))
     baseline_value = models.FloatField(null=True, blank=True)
     silenced = models.BooleanField(default=False, help_text=_("Opened inside a silence: nobody was notified."))

@@ -20,6 +20,13 @@ Facade (a Selection in, typed rows out; see rows.py):
                             {region_id: live | stale | dark} (fleet.py)
     missed_counts((since, until), target_ids, region_ids)
                             {(region_id, target_id): runs nobody picked up}
+    open_incidents(target_id=None, region_id=None)   open, newest first -> [IncidentRow]
+    open_count()            how many incidents are open
+    incident_history(target_id=None, state=...)      newest first, sliced by a Paginator -> IncidentHistory
+    incident_detail(id)     one incident               -> IncidentRow | None
+    timeline(id)            its events in order        -> [TimelineRow]
+    active_silences(target_id, now)                  silences not yet ended -> [SilenceRow]
+                            (incidents.py)
 
 The percentile, one definition. The q-quantile of n values is the value of
 rank ceil(q * n) (at least 1) in ascending order: nearest rank, with q * n
@@ -57,6 +64,18 @@ from probes.readings.fleet import (
     region_status,
     worker_rows,
 )
+from probes.readings.incidents import (
+    IncidentHistory,
+    IncidentRow,
+    SilenceRow,
+    TimelineRow,
+    active_silences,
+    incident_detail,
+    incident_history,
+    open_count,
+    open_incidents,
+    timeline,
+)
 from probes.readings.mix import mix, mix_shares
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.selection import BadParameter, Selection
@@ -83,18 +102,27 @@ __all__ = [
     "REGION_STATUSES",
     "SEGMENTS",
     "BadParameter",
+    "IncidentHistory",
+    "IncidentRow",
     "RegionHealth",
     "Selection",
+    "SilenceRow",
+    "TimelineRow",
     "WorkerRow",
+    "active_silences",
     "bucket_rows",
     "bucket_size",
     "bucket_statement",
     "buckets_are_raw",
     "distribution",
     "distribution_rows",
+    "incident_detail",
+    "incident_history",
     "missed_counts",
     "mix",
     "mix_shares",
+    "open_count",
+    "open_incidents",
     "phases",
     "ranking",
     "recent",
@@ -104,5 +132,6 @@ __all__ = [
     "spans",
     "summary",
     "table",
+    "timeline",
     "worker_rows",
 ]

@@ -1,7 +1,8 @@
 """A small site with data on every page, and the pages a person visits, for the layout and accessibility tests.
 
 `make_site()` stores four regions, two targets (one with a hosting location, so the map draws paths) measured
-over the last two hours with some failures (so the target page shows both tables), and a superuser. `PAGES`
+over the last two hours with some failures (so the target page shows both tables), an open incident of the
+hosted target (with a timeline and a silence) and a resolved one, and a superuser. `PAGES`
 names each page and what must be on it before it is judged: the overview's charts drawn and its table filled.
 """
 
@@ -10,7 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from tests.factories import ProbeFactory, RegionFactory, TargetFactory, WorkerFactory, spread_measurements
+from tests.factories import (
+    AlertRuleFactory,
+    IncidentEventFactory,
+    IncidentFactory,
+    ProbeFactory,
+    RegionFactory,
+    SilenceFactory,
+    TargetFactory,
+    WorkerFactory,
+    spread_measurements,
+)
 
 USERNAME = "boss"
 PASSWORD = "correct-horse-battery-staple-77"
@@ -32,6 +43,13 @@ OVERVIEW_READY_JS = """() => {
   const table = document.querySelector('#region-target-table tbody');
   return charts && !!table && table.querySelectorAll('a').length > 0;
 }"""
+
+
+# Both charts of the incident page drawn.
+INCIDENT_READY_JS = """() => ['incident-timeseries', 'incident-phases'].every((id) => {
+  const el = document.getElementById(id);
+  return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace').length > 0;
+})"""
 
 
 @dataclass(frozen=True)
@@ -66,12 +84,47 @@ def make_site() -> list[Page]:
         # A worker heard in every region, with the site's: the region page lists it, the map colours the region.
         WorkerFactory(region=region, hostname=f"{region.slug}-vm")
     get_user_model().objects.create_superuser(USERNAME, f"{USERNAME}@example.com", PASSWORD)
+    incident = _incidents(hosted, [region for region, _ in regions.values()], end)
     return [
         Page("overview", "/", OVERVIEW_READY_JS),
         Page("region", f"/regions/{REGIONS[0][0]}/"),
         Page("target", f"/targets/{hosted.id}/"),
         Page("admin index", "/admin/"),
+        Page("incidents", "/incidents/"),
+        Page("incident", f"/incidents/{incident.id}/", INCIDENT_READY_JS),
     ]
+
+
+def _incidents(target, regions, now: datetime):
+    """An open incident of `target` from two regions (with its timeline and a silence), and a resolved one."""
+    from probes.models import IncidentEvent
+
+    rule = AlertRuleFactory(name="TTFT p95 slow", target=target)
+    open_one = IncidentFactory(
+        rule=rule,
+        target=target,
+        regions=regions[:2],
+        started_at=now - timedelta(minutes=50),
+        opened_at=now - timedelta(minutes=40),
+    )
+    IncidentEventFactory(incident=open_one, at=open_one.opened_at, kind=IncidentEvent.OPENED)
+    IncidentEventFactory(
+        incident=open_one,
+        at=open_one.opened_at + timedelta(minutes=5),
+        kind=IncidentEvent.REGION_JOINED,
+        region=regions[1],
+    )
+    resolved = IncidentFactory(
+        rule=rule,
+        target=target,
+        regions=regions[:1],
+        started_at=now - timedelta(hours=20),
+        opened_at=now - timedelta(hours=20),
+        resolved_at=now - timedelta(hours=19),
+    )
+    IncidentEventFactory(incident=resolved, at=resolved.resolved_at, kind=IncidentEvent.RESOLVED)
+    SilenceFactory(target=target, reason="provider maintenance")
+    return open_one
 
 
 def open_page(page, origin: str, site_page: Page) -> None:

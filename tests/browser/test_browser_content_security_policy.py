@@ -1,6 +1,8 @@
 """Every page works under its Content-Security-Policy in headless Chromium, and names are text on the map.
 
-For each page (login, overview, a region, a target, the admin's index and a target's change form) the test
+For each page (login, overview, a region, a target, the incidents list, the admin's index, a target's change
+form and the alert rule add form; the incident page has a test of its own,
+test_browser_incident_page_draws_its_charts_and_acknowledges.py) the test
 collects `securitypolicyviolation` events (an init script listens from the first byte of every document) and
 console errors, and asserts there are none; the policy header itself must forbid eval and inline scripts. On
 the overview it checks that the map and every chart really drew (SVG content), and that a target whose
@@ -121,6 +123,8 @@ def test_every_page_runs_under_the_policy_and_the_charts_draw(site, asgi_server,
 
     problems += visit(page, f"{origin}/regions/{site['region'].slug}/")
     problems += visit(page, f"{origin}/targets/{target_id}/")
+    problems += visit(page, f"{origin}/incidents/")
+    problems += visit(page, f"{origin}/admin/probes/alertrule/add/")
     problems += visit(page, f"{origin}/admin/")
     problems += visit(page, f"{origin}/admin/probes/target/{target_id}/change/")
     snap(page, "admin-change-form")

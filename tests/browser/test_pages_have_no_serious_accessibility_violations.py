@@ -1,8 +1,8 @@
 """axe-core finds no serious or critical accessibility violation on any page (login, overview, region, target,
-admin index), at 1440 px and at 390 px wide, with data on each so the charts and tables are drawn. axe-core runs
-inside the page (axe-playwright-python ships its script; nothing is fetched); every rule it has is run, and the
-test fails on each violation of impact "serious" or "critical", listed with its rule, help link and the elements
-it names."""
+admin index, incidents, an incident), at 1440 px and at 390 px wide, with data on each so the charts and tables
+are drawn. axe-core runs inside the page (axe-playwright-python ships its script; nothing is fetched); every
+rule it has is run, and the test fails on each violation of impact "serious" or "critical", listed with its
+rule, help link and the elements it names."""
 
 from __future__ import annotations
 
