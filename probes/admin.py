@@ -288,10 +288,9 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
         return format_html('<pre class="dead-letter">{}</pre>', text)
 
 
-# Notification channels: write-only Apprise URLs, health, "Send test notification" (probes/alerts/channels_admin.py).
-from probes.alerts import channels_admin  # noqa: E402, F401
 
 # Region workers: an admin module of their own (probes/fleet/admin_workers.py), registered on import.
-# Alert rules, incidents and silences: admin modules of their own, registered on import.
-from probes.alerts import incidents_admin, rules_admin  # noqa: E402, F401
+# Alert rules, incidents, silences and notification channels (write-only Apprise URLs, health, "Send test
+# notification"): admin modules of their own, registered on import.
+from probes.alerts import channels_admin, incidents_admin, rules_admin  # noqa: E402, F401
 from probes.fleet import admin_workers  # noqa: E402, F401
