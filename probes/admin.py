@@ -288,7 +288,6 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
         return format_html('<pre class="dead-letter">{}</pre>', text)
 
 
-
 # Region workers: an admin module of their own (probes/fleet/admin_workers.py), registered on import.
 # Alert rules, incidents, silences and notification channels (write-only Apprise URLs, health, "Send test
 # notification"): admin modules of their own, registered on import.
