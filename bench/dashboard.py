@@ -420,6 +420,7 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
             rolled_since = (first_new - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0).isoformat()
         else:
             log("dashboard bench: reusing the data as it is")
+    conn.commit()  # the reads above opened a transaction; autocommit cannot be switched inside one
     conn.autocommit = True
     if rolled_since == "61d":
         t = time.perf_counter()

@@ -129,6 +129,7 @@ class PassData:
         self._baselines: dict[tuple[int, int], Baseline] | None = None
         self._missed: dict[int, dict[tuple[int, int], int]] = {}
         self._values: dict[tuple, list[float]] = {}
+        self._starts_by_probe: dict[tuple[int, int], dict[int, list[datetime]]] = {}
 
     def window(self, pair: tuple[int, int], minutes: int) -> list[Call]:
         calls = self.calls.get(pair, [])
@@ -157,12 +158,17 @@ class PassData:
 
     def idle_before(self, pair: tuple[int, int], call: Call) -> float | None:
         """Minutes since the probe's previous call from the region, when at least COLD_IDLE; else None."""
-        previous = None
-        for other in self.calls.get(pair, []):
-            if other.started_at >= call.started_at:
-                break
-            if other.probe_id == call.probe_id:
-                previous = other.started_at
+        # Each probe's start times, once per pair: a scan of the pair's calls per call was quadratic, seconds
+        # in a pass where many rules fire (bench/alerts.py).
+        by_probe = self._starts_by_probe.get(pair)
+        if by_probe is None:
+            by_probe = {}
+            for other in self.calls.get(pair, []):
+                by_probe.setdefault(other.probe_id, []).append(other.started_at)
+            self._starts_by_probe[pair] = by_probe
+        starts = by_probe.get(call.probe_id, [])
+        before = bisect.bisect_left(starts, call.started_at)
+        previous = starts[before - 1] if before else None
         if previous is None:
             # Nothing in the COLD_IDLE read before the window: idle at least that long.
             return COLD_IDLE.total_seconds() / 60.0
