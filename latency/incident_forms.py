@@ -18,20 +18,17 @@ STATE_LABELS = {
     "resolved": gettext_lazy("resolved"),
     "all": gettext_lazy("open and resolved"),
 }
-# The durations offered; "until" takes the end typed beside it.
-DURATIONS = {
-    "30m": timedelta(minutes=30),
-    "1h": timedelta(hours=1),
-    "2h": timedelta(hours=2),
-    "4h": timedelta(hours=4),
-    "24h": timedelta(hours=24),
-}
+# The durations offered, with their labels; "until" takes the end typed beside it.
+DURATION_OPTIONS = [
+    ("30m", timedelta(minutes=30), gettext_lazy("30 min")),
+    ("1h", timedelta(hours=1), gettext_lazy("1 h")),
+    ("2h", timedelta(hours=2), gettext_lazy("2 h")),
+    ("4h", timedelta(hours=4), gettext_lazy("4 h")),
+    ("24h", timedelta(hours=24), gettext_lazy("24 h")),
+]
+DURATIONS = {key: length for key, length, _label in DURATION_OPTIONS}
 DURATION_CHOICES = [
-    ("30m", gettext_lazy("30 min")),
-    ("1h", gettext_lazy("1 h")),
-    ("2h", gettext_lazy("2 h")),
-    ("4h", gettext_lazy("4 h")),
-    ("24h", gettext_lazy("24 h")),
+    *((key, label) for key, _length, label in DURATION_OPTIONS),
     ("until", gettext_lazy("until the end below")),
 ]
 # A maintenance window longer than this is more likely a typo in the year than a plan; the admin allows any.

@@ -79,10 +79,7 @@ def window_medians(calls: Iterable[Call]) -> dict[str, float | None]:
 def pooled(baselines: Sequence[Baseline]) -> Baseline:
     reading = Reading()
     for b in baselines:
-        reading.samples += b.reading.samples
-        reading.errors += b.reading.errors
-        for name, hist in b.reading.hists.items():
-            reading.hists[name].merge(hist)
+        reading.merge(b.reading)
     return Baseline(reading, same_hour=all(b.same_hour for b in baselines))
 
 

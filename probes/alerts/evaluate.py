@@ -176,12 +176,11 @@ class PassData:
         return gap.total_seconds() / 60.0 if gap >= COLD_IDLE else None
 
 
-def _cold_start(rule: AlertRule, pair_of: tuple[int, Verdict], data: PassData) -> float | None:
+def _cold_start(rule: AlertRule, target_id: int, verdict: Verdict, data: PassData) -> float | None:
     """Minutes of idle before the calls that make this region breach, when
     its breach is theirs alone: the window's calls that came after an idle
     spell (COLD_IDLE without a call of their probe from the region) are the
     slow ones, and the region's other calls, read alone, do not breach."""
-    target_id, verdict = pair_of
     pair = (target_id, verdict.region_id)
     q = PERCENTILES[rule.percentile or "p95"]
     rest, idle = [], []
@@ -486,7 +485,7 @@ class Evaluator:
         if not is_latency(rule.metric):
             return Attribution("", "", {})
         breaching = j.breaching
-        idles = [_cold_start(rule, (target_id, v), data) for v in breaching]
+        idles = [_cold_start(rule, target_id, v, data) for v in breaching]
         if all(idle is not None for idle in idles):
             return attribute([], [], cold_start=(True, min(i for i in idles if i is not None)))
         calls = [c for v in breaching for c in data.window((target_id, v.region_id), rule.window_minutes)]

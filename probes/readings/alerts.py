@@ -105,13 +105,6 @@ class Baseline:
         return {m: self.reading.percentile(m, 0.5) for m in BASELINE_METRICS}
 
 
-def _merge(into: Reading, other: Reading) -> None:
-    into.samples += other.samples
-    into.errors += other.errors
-    for name, hist in other.hists.items():
-        into.hists[name].merge(hist)
-
-
 def baselines(target_ids: list[int], now: datetime) -> dict[tuple[int, int], Baseline]:
     """{(target_id, region_id): Baseline} over the 7 days before the hour of
     `now`: the same hour of day where those 7 hours hold at least
@@ -133,7 +126,7 @@ def baselines(target_ids: list[int], now: datetime) -> dict[tuple[int, int], Bas
             metrics=BASELINE_METRICS, cache=True,
         )  # fmt: skip
         for key, reading in part.items():
-            _merge(same[key], reading)
+            same[key].merge(reading)
     out: dict[tuple[int, int], Baseline] = {}
     for key, reading in week.items():
         pair = (int(key[0]), int(key[1]))

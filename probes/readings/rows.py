@@ -24,6 +24,13 @@ class Reading:
         self.hists = {m.name: Histogram() for m in HISTOGRAM}
         self.values: dict[str, list[float]] = {}
 
+    def merge(self, other: Reading) -> None:
+        """Add another group's counts and histograms (exact: counts add). Raw values are not merged."""
+        self.samples += other.samples
+        self.errors += other.errors
+        for name, hist in other.hists.items():
+            self.hists[name].merge(hist)
+
     @property
     def error_rate(self) -> float | None:
         return self.errors / self.samples if self.samples else None

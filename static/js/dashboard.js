@@ -18,17 +18,9 @@
   // The page's language (<html lang>, the server's too): Plotly's locale and
   // number separators, the table's numbers.
   const LANGUAGE = cfg.language || document.documentElement.lang || "en";
-  const CHINESE = LANGUAGE.toLowerCase().startsWith("zh");
-  // Plotly's separators: decimal point, then thousands, as Intl writes them for the language.
-  const SEPARATORS = (() => {
-    const parts = new Intl.NumberFormat(LANGUAGE).formatToParts(12345.6);
-    const part = (type, fallback) => (parts.find((p) => p.type === type) || { value: fallback }).value;
-    return part("decimal", ".") + part("group", ",");
-  })();
-  // topojsonURL keeps Plotly's geo plots off its CDN; zh-CN is Plotly's own
-  // locale file, loaded by the page on Chinese pages only.
-  const PLOT_CONFIG = { topojsonURL: cfg.topojson_url, displaylogo: false, responsive: true };
-  if (CHINESE) PLOT_CONFIG.locale = "zh-CN";
+  const SEPARATORS = window.AtlasCharts.separators(LANGUAGE);
+  // topojsonURL keeps Plotly's geo plots off its CDN.
+  const PLOT_CONFIG = window.AtlasCharts.plotConfig(LANGUAGE, { topojsonURL: cfg.topojson_url });
   const REFRESH_DELAY_MS = 300;
   const HEALTH_REFRESH_MS = 30000;
   const RETRY_FIRST_MS = 1000;
@@ -192,25 +184,7 @@
     for (const el of document.querySelectorAll('[data-chart="' + id + '"]')) el.hidden = !!message;
   }
 
-  // On a phone a legend beside the chart takes most of its width, and one above it wraps into rows that
-  // eat the plot's height: there every legend goes under the chart, one entry a row at worst, and the
-  // chart grows by as much so the plot keeps its height.
-  const NARROW_PX = 600;
-  const LEGEND_ROW_PX = 22;
-  function fitToWidth(el, data, layout) {
-    const legend = layout.legend || {};
-    if (el.clientWidth >= NARROW_PX || layout.showlegend === false) return layout;
-    const entries = data.filter((trace) => trace.showlegend !== false && trace.name).length;
-    if (!entries) return layout;
-    const under = { orientation: "h", x: 0, xanchor: "left", yref: "container", y: 0, yanchor: "bottom" };
-    // A title beside rows of entries would push them past the right edge: it goes above them.
-    if (legend.title) under.title = Object.assign({}, legend.title, { side: "top" });
-    const rows = entries + (legend.title ? 1 : 0);
-    // The height before any legend was added: a redraw must not grow the chart again.
-    if (!el.dataset.baseHeight) el.dataset.baseHeight = String(el.clientHeight);
-    const height = (layout.height || Number(el.dataset.baseHeight)) + rows * LEGEND_ROW_PX;
-    return Object.assign({}, layout, { height, legend: Object.assign({}, legend, under) });
-  }
+  const fitToWidth = window.AtlasCharts.fitToWidth;
 
   function plot(id, figure) {
     const el = $(id);

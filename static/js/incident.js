@@ -7,29 +7,9 @@
 
   const gettext = window.gettext || ((text) => text);
   const LANGUAGE = document.documentElement.lang || "en";
-  const SEPARATORS = (() => {
-    const parts = new Intl.NumberFormat(LANGUAGE).formatToParts(12345.6);
-    const part = (type, fallback) => (parts.find((p) => p.type === type) || { value: fallback }).value;
-    return part("decimal", ".") + part("group", ",");
-  })();
-  const PLOT_CONFIG = { displaylogo: false, responsive: true };
-  if (LANGUAGE.toLowerCase().startsWith("zh")) PLOT_CONFIG.locale = "zh-CN";
-
-  // As the overview's charts do (dashboard.js): on a phone every legend goes under the chart, and the chart
-  // grows by as much, so the plot keeps its height.
-  const NARROW_PX = 600;
-  const LEGEND_ROW_PX = 22;
-  function fitToWidth(el, data, layout) {
-    const legend = layout.legend || {};
-    if (el.clientWidth >= NARROW_PX || layout.showlegend === false) return layout;
-    const entries = data.filter((trace) => trace.showlegend !== false && trace.name).length;
-    if (!entries) return layout;
-    const under = { orientation: "h", x: 0, xanchor: "left", yref: "container", y: 0, yanchor: "bottom" };
-    if (legend.title) under.title = Object.assign({}, legend.title, { side: "top" });
-    const rows = entries + (legend.title ? 1 : 0);
-    const height = (layout.height || el.clientHeight) + rows * LEGEND_ROW_PX;
-    return Object.assign({}, layout, { height, legend: Object.assign({}, legend, under) });
-  }
+  const SEPARATORS = window.AtlasCharts.separators(LANGUAGE);
+  const PLOT_CONFIG = window.AtlasCharts.plotConfig(LANGUAGE);
+  const fitToWidth = window.AtlasCharts.fitToWidth;
 
   function say(el, text) {
     const note = document.querySelector('[data-no-data="' + el.id + '"]');
