@@ -197,6 +197,20 @@ LATENCY_NOTIFY_RETRY_BACKOFF_MAX = env_int("LATENCY_NOTIFY_RETRY_BACKOFF_MAX", 3
 # notifications; empty: the link is the path alone.
 LATENCY_SITE_URL = env_str("LATENCY_SITE_URL", "").rstrip("/")
 
+# Real users (probes.realusers, issue 14).
+# A place is shown (map, pages, CSV) only once it has this many observations in the window read, so that no
+# single user can be picked out.
+LATENCY_REAL_USERS_MIN_SAMPLES = env_int("LATENCY_REAL_USERS_MIN_SAMPLES", 5, minimum=1, maximum=10000)
+# OTLP/HTTP and beacon bodies: larger ones are answered 413. The decompressed size is capped too (a small
+# gzip body can inflate a thousandfold).
+LATENCY_OTLP_MAX_BODY_BYTES = env_int("LATENCY_OTLP_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
+LATENCY_OTLP_MAX_DECODED_BYTES = env_int("LATENCY_OTLP_MAX_DECODED_BYTES", 32 * 1024 * 1024, minimum=1024)
+# Requests per minute one ingest source may make (OTLP and beacons together); over it: 429 with Retry-After.
+LATENCY_INGEST_RATE_PER_MINUTE = env_int("LATENCY_INGEST_RATE_PER_MINUTE", 1200, minimum=1)
+# An offline city database (MaxMind DB format: GeoLite2-City or DB-IP City Lite) to place users by their
+# address; empty: the GeoLite2 City database of the maxminddb-geolite2 package. Never a network lookup.
+LATENCY_GEOIP_DATABASE = env_str("LATENCY_GEOIP_DATABASE", "")
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

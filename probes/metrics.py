@@ -52,6 +52,9 @@ class Metric:
     # Values above this are not measurements of the metric, whatever sent
     # them: ingest stores NULL instead (probes.ingest) and says so.
     ceiling: float | None = None
+    # Real users report it too (probes.realusers): ObservationRollup keeps `<name>_hist` of it, and the real-user
+    # readers, CSV and page columns iterate REAL_USERS.
+    real_users: bool = False
 
     @property
     def rollup_field(self) -> str | None:
@@ -77,7 +80,7 @@ TOKENS_PER_S_CEILING = 100_000.0
 # In the dashboard's order (the selector lists the selectable ones in it).
 METRICS: tuple[Metric, ...] = (
     Metric("ttft", "Time to first token", "TTFT", "ms", "ttft_ms", step=6,
-           histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True),
+           histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True, real_users=True),
     Metric("ttfat", "Time to first answer token", "TTFAT", "ms", "ttfat_ms", step=7,
            histogram=True, selectable=True, region_csv=True, measurement_csv=True),
     Metric("ttfb", "Time to first byte", "TTFB", "ms", "ttfb_ms", step=4,
@@ -87,7 +90,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("tls", "TLS handshake", "TLS handshake", "ms", "tls_ms", step=3,
            histogram=True, selectable=True, measurement_csv=True, phase=True),
     Metric("total", "Total time", "total time", "ms", "total_ms", step=8,
-           histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True),
+           histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True, real_users=True),
     Metric("dns", "DNS lookup", "DNS", "ms", "dns_ms", step=1,
            histogram=True, measurement_csv=True, phase=True),
     # A histogram like the latencies (the bucket layout has no unit), so its
@@ -110,6 +113,7 @@ HISTOGRAM: tuple[Metric, ...] = tuple(m for m in METRICS if m.histogram)
 HISTOGRAM_NAMES: tuple[str, ...] = tuple(m.name for m in HISTOGRAM)
 REGION_CSV: tuple[Metric, ...] = tuple(m for m in METRICS if m.region_csv)
 MEASUREMENT_CSV: tuple[Metric, ...] = tuple(sorted((m for m in METRICS if m.measurement_csv), key=lambda m: m.step))
+REAL_USERS: tuple[Metric, ...] = tuple(m for m in METRICS if m.real_users)
 PHASES: tuple[Metric, ...] = tuple(sorted((m for m in METRICS if m.phase), key=lambda m: m.step))
 
 # The product's percentiles (selector, API, regions.csv), one set. Exact

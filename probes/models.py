@@ -710,3 +710,13 @@ from probes.alerts.models import (  # noqa: E402, F401
     Silence,
 )
 from probes.fleet.models import MissedRun, RegionKey, Worker, WorkerBeat  # noqa: E402, F401
+
+# Real users' observations and their ingest sources (probes.realusers).
+from probes.realusers.models import (  # noqa: E402, F401
+    IngestRate,
+    IngestSource,
+    MetricStream,
+    Observation,
+    ObservationRollup,
+    SpanResource,
+)

@@ -339,3 +339,44 @@ def spread_measurements(
             )
         )
     return Measurement.objects.bulk_create(rows)
+
+
+class IngestSourceFactory(DjangoModelFactory):
+    """An enabled ingest source; its secret token is on the instance as `.token` (only its hash is stored)."""
+
+    class Meta:
+        model = "probes.IngestSource"
+
+    name = factory.Sequence(lambda n: f"app-{n}")
+    allowed_origins = factory.LazyFunction(list)
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        from probes.realusers.sources import create_source
+
+        name = kwargs.pop("name")
+        origins = kwargs.pop("allowed_origins")
+        source, token = create_source(name, origins, **kwargs)
+        source.token = token
+        return source
+
+
+class ObservationFactory(DjangoModelFactory):
+    """One stored real-user call; rollups are not touched (use probes.realusers.store.record for both)."""
+
+    class Meta:
+        model = "probes.Observation"
+
+    source = factory.SubFactory(IngestSourceFactory)
+    kind = "span"
+    observed_at = factory.LazyFunction(lambda: datetime.now(UTC))
+    received_at = factory.LazyFunction(lambda: datetime.now(UTC))
+    model = "gpt-4o"
+    host = "api.openai.com"
+    country = "NG"
+    city = "Lagos"
+    latitude = 6.45
+    longitude = 3.4
+    place_from = "attributes"
+    ttft_ms = 900.0
+    total_ms = 2000.0
