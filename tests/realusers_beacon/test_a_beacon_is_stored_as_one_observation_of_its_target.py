@@ -1,15 +1,19 @@
 """A beacon from an allowed origin is answered 204 with the origin allowed, and stored as one observation of
 kind beacon: the target it names (host and model from the target), the first-token and total times from the
-page's readings, the tokens, the label as the service, placed by the sender's address, the address not kept."""
+page's readings, the tokens, the label as the service, placed by the sender's address, the address not kept.
+Fields a beacon does not have (a prompt, an answer) are dropped unread."""
 
 from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
 
 import pytest
 
 from latency.proxy import parse_proxies
 from probes.models import Observation, ObservationRollup
 from tests.factories import IngestSourceFactory, TargetFactory
-from tests.realusers_beacon.conftest import APP
+from tests.realusers_beacon.conftest import APP, timings
 
 pytestmark = pytest.mark.django_db
 
@@ -59,3 +63,14 @@ def test_a_beacon_without_a_first_token_leaves_ttft_empty(send_beacon):
     row = Observation.objects.get()
     assert (row.ttft_ms, row.total_ms, row.error_type) == (None, 2500.0, "http_500")
     assert (row.country, row.city, row.place_from) == ("GB", "London", "default")
+
+
+def test_fields_a_beacon_does_not_have_are_dropped_unread(app_source, send_beacon):
+    body = urlencode(
+        {"key": app_source.browser_key, **timings(), "prompt": "What is my bank PIN?", "answer": "It is 4821."}
+    )
+
+    assert send_beacon(app_source.browser_key, body=body).status_code == 204
+
+    stored = json.dumps(list(Observation.objects.values()) + list(ObservationRollup.objects.values()), default=str)
+    assert "PIN" not in stored and "4821" not in stored
