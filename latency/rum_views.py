@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
@@ -80,7 +81,7 @@ def _read_capped(request: HttpRequest, cap: int) -> bytes | None:
 def _target_of(name: str) -> Target | None:
     if not name:
         return None
-    return Target.objects.filter(name=name).only("id", "url", "model", "api_style").first()
+    return Target.objects.filter(name=name).only("id", "url", "model").first()
 
 
 @csrf_exempt
@@ -106,6 +107,9 @@ def beacon(request: HttpRequest) -> HttpResponse:
         data = QueryDict(body.decode("utf-8"), encoding="utf-8")
     except UnicodeDecodeError:
         return _refused(400, _("the body is not UTF-8"), cors)
+    except TooManyFieldsSent:
+        # Thousands of empty fields fit under the size cap; Django's own answer would be a logged 400 page.
+        return _refused(400, _("malformed beacon"), cors)
     form = BeaconForm(data)
     if not form.is_valid():
         return _refused(400, _("malformed beacon"), cors, fields=form.errors.get_json_data())

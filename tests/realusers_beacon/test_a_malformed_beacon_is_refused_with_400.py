@@ -66,6 +66,16 @@ def test_a_body_that_is_not_utf8_is_refused(app_source, send_beacon):
     assert not Observation.objects.exists()
 
 
+def test_a_body_of_thousands_of_fields_is_refused(app_source, send_beacon):
+    body = urlencode({"key": app_source.browser_key, **timings()}) + "&x" * 5000
+
+    response = send_beacon(app_source.browser_key, body=body)
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "malformed beacon"
+    assert not Observation.objects.exists()
+
+
 def test_json_is_not_a_beacon(app_source, send_beacon):
     body = json.dumps({"key": app_source.browser_key, "start": 1, "end": 2})
 
