@@ -205,6 +205,8 @@ LATENCY_REAL_USERS_MIN_SAMPLES = env_int("LATENCY_REAL_USERS_MIN_SAMPLES", 5, mi
 # gzip body can inflate a thousandfold).
 LATENCY_OTLP_MAX_BODY_BYTES = env_int("LATENCY_OTLP_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
 LATENCY_OTLP_MAX_DECODED_BYTES = env_int("LATENCY_OTLP_MAX_DECODED_BYTES", 32 * 1024 * 1024, minimum=1024)
+# A browser beacon is a few hundred bytes of timings; a larger body is no beacon of ours (413).
+LATENCY_BEACON_MAX_BODY_BYTES = env_int("LATENCY_BEACON_MAX_BODY_BYTES", 16 * 1024, minimum=512, maximum=1024 * 1024)
 # Requests per minute one ingest source may make (OTLP and beacons together); over it: 429 with Retry-After.
 LATENCY_INGEST_RATE_PER_MINUTE = env_int("LATENCY_INGEST_RATE_PER_MINUTE", 1200, minimum=1)
 # An offline city database (MaxMind DB format: GeoLite2-City or DB-IP City Lite) to place users by their

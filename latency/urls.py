@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
-from latency import api, export_views, incident_views, views
+from latency import api, export_views, incident_views, rum_views, views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -24,6 +24,8 @@ urlpatterns = [
     path("api/workers", api.workers, name="api-workers"),
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
+    # Public, key-authenticated and csrf_exempt: other sites' pages send it (latency.rum_views).
+    path("rum/v1/beacon", rum_views.beacon, name="rum-beacon"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True),

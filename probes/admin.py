@@ -293,3 +293,6 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
 # notification"): admin modules of their own, registered on import.
 from probes.alerts import channels_admin, incidents_admin, rules_admin  # noqa: E402, F401
 from probes.fleet import admin_workers  # noqa: E402, F401
+
+# Ingest sources of real users' calls (a token shown once, "Rotate token"): their own admin module.
+from probes.realusers import admin as realusers_admin  # noqa: E402, F401

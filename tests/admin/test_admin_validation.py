@@ -417,7 +417,7 @@ INTERNAL_MODELS = {
     "RollupHour",
     "AlertState",
     "IncidentEvent",
-    # Real users' rows are read on the pages and in real-users.csv; their counters are bookkeeping.
+    # Real users' rows and the receivers' bookkeeping: written by the receivers only, read on the pages.
     "Observation",
     "ObservationRollup",
     "IngestRate",
