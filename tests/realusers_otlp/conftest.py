@@ -183,3 +183,50 @@ def wait_for_rows(model, count: int, timeout: float = 15.0, **filters):
         timeout,
         message=f"{count} {model.__name__} rows",
     )
+
+
+def attributes(values: dict) -> list:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+    out = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            any_value = AnyValue(bool_value=value)
+        elif isinstance(value, int):
+            any_value = AnyValue(int_value=value)
+        elif isinstance(value, float):
+            any_value = AnyValue(double_value=value)
+        else:
+            any_value = AnyValue(string_value=str(value))
+        out.append(KeyValue(key=key, value=any_value))
+    return out
+
+
+def trace_request(spans: list[dict], resource: dict | None = None):
+    """An ExportTraceServiceRequest of one resource; each span a dict of start/end (ns), attributes, events
+    [(name, time_ns, attributes)] and status (a Status code)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
+
+    built = []
+    for i, s in enumerate(spans):
+        span = Span(
+            trace_id=bytes(range(16)),
+            span_id=(i + 1).to_bytes(8, "big"),
+            name=s.get("name", "chat"),
+            start_time_unix_nano=s["start"],
+            end_time_unix_nano=s["end"],
+            attributes=attributes(s.get("attributes", {})),
+            status=Status(code=s.get("status", Status.STATUS_CODE_UNSET)),
+        )
+        for name, time_ns, values in s.get("events", []):
+            span.events.add(name=name, time_unix_nano=time_ns, attributes=attributes(values))
+        built.append(span)
+    return ExportTraceServiceRequest(
+        resource_spans=[
+            ResourceSpans(
+                resource={"attributes": attributes({"service.name": "raw-app", **(resource or {})})},
+                scope_spans=[ScopeSpans(spans=built)],
+            )
+        ]
+    )
