@@ -6,8 +6,9 @@ opentelemetry-instrumentation-openai-v2, calling the mock LLM server.
   proxy, a lower rate limit).
 - `source`: an ingest source (its secret on `.token`).
 - `instrumented`: `instrumented(site, source, resource={...}, encoding="protobuf"|"json", headers={...},
-  compression=None, metrics=False)` -> an Instrumented (its openai client, tracer and meter providers and metric
-  reader); the instrumentation is removed at the end of the test.
+  compression=None, spans=True, metrics=False, metric_options={...})` (the options go to the metric exporter)
+  -> an Instrumented (its openai client, tracer and meter providers and metric reader); the instrumentation is
+  removed at the end of the test.
 - `post`: raw requests to the receiver (`post(site, "traces", body, token=..., content_type=..., headers=...)`).
 """
 
@@ -120,6 +121,7 @@ def instrumented(mockllm) -> Iterator[Any]:
         compression: Any = None,
         spans: bool = True,
         metrics: bool = False,
+        metric_options: dict | None = None,
     ) -> Instrumented:
         if encoding == "json":
             from opentelemetry.exporter.otlp.json.http.metric_exporter import OTLPMetricExporter
@@ -143,7 +145,9 @@ def instrumented(mockllm) -> Iterator[Any]:
         reader = None
         readers = []
         if metrics:
-            metric_exporter = OTLPMetricExporter(endpoint=f"{site.origin}/otlp/v1/metrics", headers=sent, timeout=20)
+            metric_exporter = OTLPMetricExporter(
+                endpoint=f"{site.origin}/otlp/v1/metrics", headers=sent, timeout=20, **(metric_options or {})
+            )
             # Exported when the test flushes, not on a timer.
             reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=3_600_000)
             readers.append(reader)
