@@ -38,6 +38,7 @@ import json
 import os
 import pstats
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -227,6 +228,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     server = None
+    workdir = Path(tempfile.mkdtemp(prefix="otlp-bench-"))  # the web process's log
     try:
         env = harness.bench_env(args.db, channel_prefix=CHANNEL_PREFIX)
         os.environ.update(env)
@@ -251,7 +253,6 @@ def main() -> int:
             )
         log(f"otlp bench: building {args.batches} batches of {BATCH} spans")
         batches = build_batches(args.batches, args.seed)
-        workdir = Path(tempfile.mkdtemp(prefix="otlp-bench-"))
         server = UvicornServer(
             {**env, "DEBUG": "false", "LATENCY_PRODUCTION": "false",
              # One source sends every batch: the rate limit must not be what is measured.
@@ -283,6 +284,7 @@ def main() -> int:
     finally:
         if server is not None:
             server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
     median = statistics.median(r["spans_per_s"] for r in runs)
     summary = {
         "spans_per_s_median": median,

@@ -52,6 +52,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -238,14 +239,17 @@ def text(value: Any, limit: int) -> str:
 
 
 def number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                return None
+    """An int or float attribute (some SDKs send numbers as strings); None otherwise, and for NaN or infinity."""
+    if isinstance(value, bool):
         return None
-    return float(value)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def resource_key(resource: Mapping[str, Any]) -> str:
