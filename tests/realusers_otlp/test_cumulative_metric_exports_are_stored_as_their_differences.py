@@ -4,6 +4,8 @@ often they are exported (here from an application that exports metrics only: no 
 
 from __future__ import annotations
 
+import pytest
+
 from probes.histogram import Histogram
 from probes.models import MetricStream, Observation, ObservationRollup
 
@@ -12,8 +14,11 @@ def _rollup(target):
     return ObservationRollup.objects.get(target=target)
 
 
-def test_two_exports_of_one_stream_add_only_the_new_calls(site, source, mock_target, instrumented):
-    app = instrumented(site, source, spans=False, metrics=True, resource={"geo.country.iso_code": "GB"})
+@pytest.mark.parametrize("encoding", ["protobuf", "json"])
+def test_two_exports_of_one_stream_add_only_the_new_calls(site, source, mock_target, instrumented, encoding):
+    app = instrumented(
+        site, source, encoding=encoding, spans=False, metrics=True, resource={"geo.country.iso_code": "GB"}
+    )
     app.chat(tokens=2)
     app.chat(tokens=2)
     assert app.reader.force_flush(20_000)
