@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
-from latency import api, export_views, incident_views, rum_views, views
+from latency import api, export_views, incident_views, otlp_views, rum_views, views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -26,6 +26,9 @@ urlpatterns = [
     path("export/regions.csv", export_views.regions, name="export-regions"),
     # Public, key-authenticated and csrf_exempt: other sites' pages send it (latency.rum_views).
     path("rum/v1/beacon", rum_views.beacon, name="rum-beacon"),
+    # OTLP/HTTP receiver: public, authenticated by an ingest token (latency/otlp_views.py).
+    path("otlp/v1/traces", otlp_views.traces, name="otlp-traces"),
+    path("otlp/v1/metrics", otlp_views.metrics, name="otlp-metrics"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True),

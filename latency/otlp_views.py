@@ -1,0 +1,108 @@
+"""OTLP/HTTP receiver: POST /otlp/v1/traces and /otlp/v1/metrics. Thin: the work is probes.realusers.otlp and
+probes.realusers.otlp_metrics.
+
+Public (exporters have no session) but authenticated by an ingest source's token in `Authorization: Bearer
+<token>`, which every OTLP exporter can send (OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>);
+csrf-exempt for the same reason. Answers as the OTLP specification says: 200 with an Export*ServiceResponse in
+the request's encoding (partial_success set only when something was rejected); a google.rpc.Status body for
+every error: 400 undecodable, 401 no or wrong token, 405 not a POST, 413 over LATENCY_OTLP_MAX_BODY_BYTES (or
+LATENCY_OTLP_MAX_DECODED_BYTES once decompressed), 415 an unsupported Content-Type or Content-Encoding, 429 with
+Retry-After over the source's rate (probes.realusers.ratelimit). A disabled source's token is refused like a
+wrong one (401): the answer does not tell whether a token ever existed.
+
+The checks run cheapest first, and the body is read only once the sender is known and within its rate: the
+Content-Length header is checked before reading, and the read itself stops one byte past the cap.
+
+Error messages are for developers reading an exporter's log, in English as the specification asks (not
+translated)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from google.rpc import code_pb2, status_pb2
+
+from probes.realusers import otlp
+from probes.realusers.location import client_address
+from probes.realusers.otlp_metrics import export_metrics
+from probes.realusers.ratelimit import admit
+from probes.realusers.sources import authenticate
+
+CONTENT_TYPES = {otlp.PROTOBUF: "application/x-protobuf", otlp.JSON: "application/json"}
+
+
+def _status(http: int, code: int, message: str, encoding: str = otlp.PROTOBUF) -> HttpResponse:
+    body = otlp.serialize(status_pb2.Status(code=code, message=message), encoding)
+    return HttpResponse(body, status=http, content_type=CONTENT_TYPES[encoding])
+
+
+def _token(request: HttpRequest) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _content_length(request: HttpRequest) -> int | None:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+
+
+def _export(request: HttpRequest, signal: str) -> HttpResponse:
+    encoding = otlp.encoding_of(request.content_type or "")
+    if encoding is None:
+        return _status(415, code_pb2.INVALID_ARGUMENT, "send Content-Type application/x-protobuf or application/json")
+    limit = settings.LATENCY_OTLP_MAX_BODY_BYTES
+    length = _content_length(request)
+    if length is None:
+        return _status(400, code_pb2.INVALID_ARGUMENT, "Content-Length is not a number", encoding)
+    if length > limit:
+        return _status(413, code_pb2.INVALID_ARGUMENT, f"the body is larger than {limit} bytes", encoding)
+    source = authenticate(_token(request))
+    if source is None:
+        return _status(401, code_pb2.UNAUTHENTICATED, "send an ingest token: Authorization: Bearer <token>", encoding)
+    retry_after = admit(source.id)
+    if retry_after is not None:
+        response = _status(429, code_pb2.UNAVAILABLE, "over this source's rate limit; retry later", encoding)
+        response["Retry-After"] = str(retry_after)
+        return response
+    # request.read(), not request.body: the body is capped here (one byte past the limit tells it was larger),
+    # whatever DATA_UPLOAD_MAX_MEMORY_SIZE says for form posts.
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        return _status(413, code_pb2.INVALID_ARGUMENT, f"the body is larger than {limit} bytes", encoding)
+    now = datetime.now(UTC)
+    try:
+        data = otlp.decompress(
+            body, request.headers.get("Content-Encoding", ""), settings.LATENCY_OTLP_MAX_DECODED_BYTES
+        )
+        message = otlp.parse(signal, data, encoding)
+    except otlp.TooLarge as error:
+        return _status(413, code_pb2.INVALID_ARGUMENT, str(error), encoding)
+    except otlp.Unsupported as error:
+        return _status(415, code_pb2.INVALID_ARGUMENT, str(error), encoding)
+    except otlp.BadRequest as error:
+        return _status(400, code_pb2.INVALID_ARGUMENT, str(error), encoding)
+    ip = client_address(request)
+    if signal == otlp.TRACES:
+        outcome = otlp.export_traces(source, message, ip, now)  # type: ignore[arg-type]
+    else:
+        outcome = export_metrics(source, message, ip, now)  # type: ignore[arg-type]
+    response = otlp.response_for(signal, outcome)
+    return HttpResponse(otlp.serialize(response, encoding), content_type=CONTENT_TYPES[encoding])
+
+
+@csrf_exempt
+@require_POST
+def traces(request: HttpRequest) -> HttpResponse:
+    return _export(request, otlp.TRACES)
+
+
+@csrf_exempt
+@require_POST
+def metrics(request: HttpRequest) -> HttpResponse:
+    return _export(request, otlp.METRICS)

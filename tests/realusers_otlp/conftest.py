@@ -1,0 +1,236 @@
+"""The OTLP receiver's tests: the site on a real uvicorn (the test database, committed data), real OpenTelemetry
+clients exporting to it over HTTP, and the official openai SDK, instrumented by
+opentelemetry-instrumentation-openai-v2, calling the mock LLM server.
+
+- `site`: uvicorn serving the site; `@pytest.mark.asgi_env(NAME="value")` adds to its environment (a trusted
+  proxy, a lower rate limit).
+- `source`: an ingest source (its secret on `.token`).
+- `instrumented`: `instrumented(site, source, resource={...}, encoding="protobuf"|"json", headers={...},
+  compression=None, spans=True, metrics=False, metric_options={...})` (the options go to the metric exporter)
+  -> an Instrumented (its openai client, tracer and meter providers and metric reader); the instrumentation is
+  removed at the end of the test.
+- `post`: raw requests to the receiver (`post(site, "traces", body, token=..., content_type=..., headers=...)`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from devtools.harness import UvicornServer, wait_for
+from latency.env import channel_layer
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+
+
+@pytest.fixture
+def site(transactional_db, test_redis_url, settings, tmp_path, request) -> Iterator[UvicornServer]:
+    from channels.layers import channel_layers
+    from django.db import connection
+
+    from tests.conftest import _database_url
+
+    prefix = os.environ.get("LATENCY_CHANNEL_PREFIX", "latency-test") + "-otlp"
+    settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, prefix)}
+    channel_layers.backends = {}
+    env = {
+        "DATABASE_URL": _database_url(dict(connection.settings_dict)),
+        "REDIS_URL": test_redis_url,
+        "LATENCY_CHANNEL_PREFIX": prefix,
+        "DEBUG": "false",
+        "LATENCY_PRODUCTION": "false",
+    }
+    marker = request.node.get_closest_marker("asgi_env")
+    if marker is not None:
+        env.update(marker.kwargs)
+    server = UvicornServer(env, tmp_path / "uvicorn.log", collect_static=False)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            print(f"===== uvicorn log =====\n{server.log()}")
+        channel_layers.backends = {}
+
+
+@pytest.fixture
+def source(transactional_db):
+    from tests.factories import IngestSourceFactory
+
+    return IngestSourceFactory()
+
+
+@pytest.fixture
+def mock_target(transactional_db, mockllm):
+    """The configured target the mock server plays: an OpenAI-style endpoint serving "mock-model"."""
+    from probes.realusers import matching
+    from tests.factories import TargetFactory
+
+    matching.forget()
+    return TargetFactory(url=f"{mockllm.base_url}/v1/chat/completions", api_style="openai", model="mock-model")
+
+
+@dataclass
+class Instrumented:
+    client: Any  # openai.OpenAI
+    tracer_provider: Any
+    meter_provider: Any
+    reader: Any  # PeriodicExportingMetricReader, or None
+
+    def chat(self, prompt: str = "Say hello", **knobs) -> tuple[str, float]:
+        """One streamed chat completion; returns its text and the seconds it took as the caller saw them."""
+        import time
+
+        started = time.perf_counter()
+        stream = self.client.chat.completions.create(
+            model="mock-model",
+            messages=[{"role": "user", "content": prompt}],
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_query=knobs,
+        )
+        text = "".join((c.choices[0].delta.content or "") if c.choices else "" for c in stream)
+        return text, time.perf_counter() - started
+
+
+@pytest.fixture
+def instrumented(mockllm) -> Iterator[Any]:
+    import openai
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    made: list[Instrumented] = []
+
+    def make(
+        site,
+        source,
+        resource: dict | None = None,
+        encoding: str = "protobuf",
+        headers: dict | None = None,
+        compression: Any = None,
+        spans: bool = True,
+        metrics: bool = False,
+        metric_options: dict | None = None,
+    ) -> Instrumented:
+        if encoding == "json":
+            from opentelemetry.exporter.otlp.json.http.metric_exporter import OTLPMetricExporter
+            from opentelemetry.exporter.otlp.json.http.trace_exporter import OTLPSpanExporter
+        else:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # type: ignore[assignment]
+                OTLPMetricExporter,
+            )
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[assignment]
+                OTLPSpanExporter,
+            )
+        sent = {"Authorization": f"Bearer {source.token}", **(headers or {})}
+        res = Resource.create({"service.name": "chat-app", **(resource or {})})
+        tracer_provider = TracerProvider(resource=res)
+        if spans:
+            exporter = OTLPSpanExporter(
+                endpoint=f"{site.origin}/otlp/v1/traces", headers=sent, timeout=20, compression=compression
+            )
+            # Simple: each span is exported as it ends, so the call's row exists when the call returns.
+            tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+        reader = None
+        readers = []
+        if metrics:
+            metric_exporter = OTLPMetricExporter(
+                endpoint=f"{site.origin}/otlp/v1/metrics", headers=sent, timeout=20, **(metric_options or {})
+            )
+            # Exported when the test flushes, not on a timer.
+            reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=3_600_000)
+            readers.append(reader)
+        meter_provider = MeterProvider(metric_readers=readers, resource=res)
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+        client = openai.OpenAI(base_url=f"{mockllm.base_url}/v1", api_key="sk-test", max_retries=0)
+        one = Instrumented(client, tracer_provider, meter_provider, reader)
+        made.append(one)
+        return one
+
+    yield make
+    if made:
+        OpenAIInstrumentor().uninstrument()
+    for one in made:
+        one.tracer_provider.shutdown()
+        one.meter_provider.shutdown()
+
+
+@pytest.fixture
+def post():
+    import requests
+
+    def send(site, signal: str, body: bytes, token: str | None = None, content_type: str = PROTOBUF, **headers):
+        sent = {"Content-Type": content_type, **headers}
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token}"
+        return requests.post(f"{site.origin}/otlp/v1/{signal}", data=body, headers=sent, timeout=20)
+
+    return send
+
+
+def wait_for_rows(model, count: int, timeout: float = 15.0, **filters):
+    """The rows of a model once there are at least `count` (exports are synchronous, but a busy machine may
+    answer late)."""
+    return wait_for(
+        lambda: list(model.objects.filter(**filters)) if model.objects.filter(**filters).count() >= count else None,
+        timeout,
+        message=f"{count} {model.__name__} rows",
+    )
+
+
+def attributes(values: dict) -> list:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+    out = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            any_value = AnyValue(bool_value=value)
+        elif isinstance(value, int):
+            any_value = AnyValue(int_value=value)
+        elif isinstance(value, float):
+            any_value = AnyValue(double_value=value)
+        else:
+            any_value = AnyValue(string_value=str(value))
+        out.append(KeyValue(key=key, value=any_value))
+    return out
+
+
+def trace_request(spans: list[dict], resource: dict | None = None):
+    """An ExportTraceServiceRequest of one resource; each span a dict of start/end (ns), attributes, events
+    [(name, time_ns, attributes)] and status (a Status code)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
+
+    built = []
+    for i, s in enumerate(spans):
+        span = Span(
+            trace_id=bytes(range(16)),
+            span_id=(i + 1).to_bytes(8, "big"),
+            name=s.get("name", "chat"),
+            start_time_unix_nano=s["start"],
+            end_time_unix_nano=s["end"],
+            attributes=attributes(s.get("attributes", {})),
+            status=Status(code=s.get("status", Status.STATUS_CODE_UNSET)),
+        )
+        for name, time_ns, values in s.get("events", []):
+            span.events.add(name=name, time_unix_nano=time_ns, attributes=attributes(values))
+        built.append(span)
+    return ExportTraceServiceRequest(
+        resource_spans=[
+            ResourceSpans(
+                resource={"attributes": attributes({"service.name": "raw-app", **(resource or {})})},
+                scope_spans=[ScopeSpans(spans=built)],
+            )
+        ]
+    )
