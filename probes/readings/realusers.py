@@ -27,7 +27,7 @@ Facade:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -113,10 +113,12 @@ class Rows:
 
 
 def min_samples() -> int:
-    return settings.LATENCY_REAL_USERS_MIN_SAMPLES
+    return int(settings.LATENCY_REAL_USERS_MIN_SAMPLES)
 
 
-def _rollups(since: datetime, until: datetime, target_ids: Iterable[int] = (), *, targets_only: bool = False):
+def _rollups(
+    since: datetime, until: datetime, target_ids: Iterable[int] = (), *, targets_only: bool = False
+) -> Iterator[tuple]:
     from probes.models import ObservationRollup
 
     qs = ObservationRollup.objects.filter(hour__gte=floor_hour(aware(since)), hour__lt=aware(until))
@@ -125,7 +127,7 @@ def _rollups(since: datetime, until: datetime, target_ids: Iterable[int] = (), *
         qs = qs.filter(target_id__in=ids)
     elif targets_only:
         qs = qs.filter(target_id__isnull=False)
-    return qs.values_list(
+    found: Iterator[tuple] = qs.values_list(
         "hour",
         "target_id",
         "host",
@@ -138,6 +140,7 @@ def _rollups(since: datetime, until: datetime, target_ids: Iterable[int] = (), *
         "errors",
         *(f"{m.name}_hist" for m in REAL_USERS),
     ).iterator(chunk_size=2000)
+    return found
 
 
 def _bucket_of(hour: datetime, since: datetime, bucket: timedelta | None) -> datetime | None:
@@ -323,8 +326,9 @@ def region_shares(since: datetime, until: datetime, region_ids: Iterable[int] | 
     if not coords:
         return {}
     for row in rows(since, until, by_target=False).rows:
-        if row.latitude is None or row.longitude is None:
+        lat, lon = row.latitude, row.longitude
+        if lat is None or lon is None:
             continue
-        nearest = min(coords, key=lambda c: great_circle_km(row.latitude, row.longitude, c[1], c[2]))
+        nearest = min(coords, key=lambda c: great_circle_km(lat, lon, c[1], c[2]))
         shares[nearest[0]] += row.samples
     return dict(shares)
