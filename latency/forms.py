@@ -36,6 +36,7 @@ from django.utils.translation import gettext_lazy
 from latency.charts.over_time import OVER_TIME_FORMS
 from probes.engine.result import OUTCOMES
 from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
+from probes.exports.realusers import REAL_USER_BUCKETS
 from probes.models import Probe, Region, Target
 from probes.readings.selection import (
     DEFAULT_METRIC,
@@ -462,6 +463,21 @@ class ExportFilterForm(ParamsForm):
             outcomes=data["outcome"],
             bucket=data["bucket"],
         )
+
+
+class RealUsersExportForm(ExportFilterForm):
+    """real-users.csv: since, until and target as the other exports; bucket 1h, 1d or all (real users are
+    kept by the hour, so there are no 5-minute buckets). Regions, probes and outcomes are the probes' and do
+    not apply."""
+
+    region = None
+    outcome = None
+    probe = None
+    bucket = Once(choices=REAL_USER_BUCKETS, default=DEFAULT_BUCKET)
+
+    def build(self) -> ExportFilters:
+        data = self.cleaned_data
+        return ExportFilters(since=data["since"], until=data["until"], target_ids=data["target"], bucket=data["bucket"])
 
 
 class FeedTarget(Once):

@@ -24,6 +24,7 @@ urlpatterns = [
     path("api/workers", api.workers, name="api-workers"),
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
+    path("export/real-users.csv", export_views.real_users, name="export-real-users"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(template_name="registration/login.html", redirect_authenticated_user=True),

@@ -143,12 +143,10 @@ def _rollups(
     return found
 
 
-def _bucket_of(hour: datetime, since: datetime, bucket: timedelta | None) -> datetime | None:
+def _bucket_of(hour: datetime, bucket: timedelta | None) -> datetime | None:
     if bucket is None:
         return None
-    if bucket >= DAY:
-        return max(floor_day(hour), floor_hour(aware(since)))
-    return hour
+    return floor_day(hour) if bucket == DAY else hour
 
 
 def rows(
@@ -162,7 +160,7 @@ def rows(
     """Real users' rows over [since, until) by whole hours (see the module), ordered by bucket, country, city,
     target, host, model. target_ids: only those targets' calls (empty: every call, other providers included).
     by_target=False: one row per place, every target and provider together (the map). bucket: HOUR or DAY
-    (a day bucket starts at midnight UTC, or at the window's first hour); None for the whole window."""
+    (a day bucket starts at midnight UTC, as regions.csv's do); None for the whole window."""
     from probes.models import Target
 
     if bucket is not None and bucket not in (HOUR, DAY):
@@ -174,7 +172,7 @@ def rows(
         who: tuple = (None, "", "")  # a place row: every target and provider together
         if by_target:
             who = (target_id, "", "") if target_id is not None else (None, host, model)
-        key = (_bucket_of(hour, since, bucket), country, city, lat, lon, *who)
+        key = (_bucket_of(hour, bucket), country, city, lat, lon, *who)
         parsed = {m.name: Histogram.from_sparse(h or {}) for m, h in zip(REAL_USERS, hists, strict=True)}
         groups[key].add(samples, errors, parsed)
     names = dict(Target.objects.values_list("id", "name"))
