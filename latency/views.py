@@ -21,12 +21,14 @@ from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
 from latency import labels
+from latency import real_users as real_user_panel
 from latency.access import dashboard_page, may_read_incidents, may_see_errors, visible_rows
 from latency.forms import DashboardFilterForm, MixForm, RegionPageFilterForm
 from latency.incident_views import markers, silence_context
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
 from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, WINDOW_CHOICES, BadParameter, Selection
+from probes.readings.selection import WINDOWS as WINDOWS_BY_NAME
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
 
 # Display names, translated when shown; the valid values themselves are probes.readings' to decide.
@@ -50,6 +52,8 @@ PERCENTILES = list(PERCENTILES_BY_LABEL)
 # (name, label) of the metric selector; lazy, so each request reads them in its own language.
 METRICS = [(m.name, labels.LABELS.get(m.name, m.label)) for m in metrics.SELECTABLE]
 RECENT_LIMIT = 50
+# A target page's real users beside its probes: a week, since real users come by the hour and may be few.
+TARGET_REAL_USERS_WINDOW = WINDOWS_BY_NAME["7d"]
 # The measured columns of a target's recent calls, in the order a call goes through them.
 RECENT_COLUMNS = tuple(metrics.BY_NAME[name] for name in ("ttfb", "ttft", "total", "output_tokens", "tokens_per_s"))
 
@@ -264,6 +268,11 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "has_data": any(row.get("samples") for row in ranking),
         "no_probes": not Probe.objects.filter(regions=region).exists(),
         "open_incidents": markers(request, region_id=region.id),
+        "real_users": (
+            real_user_panel.panel(f.since, f.until, window_phrase(f), region_ids=[region.id]) if f is not None else {}
+        ),
+        # Every target of the region in one panel: each sentence names its target.
+        "show_target": True,
     }
     return render(request, "dashboard/region.html", context, status=400 if error else 200)
 
@@ -322,6 +331,7 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
 def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
     target = get_object_or_404(Target, pk=target_id)
     user = request.user
+    now = timezone.now()
     probes = list(target.probes.order_by("name").prefetch_related("regions"))
     measurements = [
         # Whole numbers (token counts) without decimals, times and rates with one.
@@ -342,6 +352,14 @@ def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
         "show_errors": may_see_errors(user),
         "limit": RECENT_LIMIT,
         "open_incidents": markers(request, target_id=target.id),
+        # No window selector on this page: real users are compared over the last TARGET_REAL_USERS_WINDOW.
+        "real_users": real_user_panel.panel(
+            now - TARGET_REAL_USERS_WINDOW,
+            now,
+            _("in the last %(window)s") % {"window": WINDOW_LABELS["7d"]},
+            target_ids=[target.id],
+        ),
+        "show_target": False,
     }
     if may_read_incidents(user):
         context.update(silence_context(request, target.id, reverse("target", args=[target.id]), timezone.now()))
