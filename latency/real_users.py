@@ -60,7 +60,7 @@ def empty_reason(near: Nearby, where: str) -> str:
     if not near.received:
         return _(
             "No real users' calls %(window)s: none received. Send OpenTelemetry GenAI spans or the browser beacon "
-            "with an ingest source (admin › Ingest sources)."
+            "with an ingest source (Ingest sources, in the admin)."
         ) % {"window": where}
     if near.withheld == near.received:
         return _(

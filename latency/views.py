@@ -28,8 +28,8 @@ from latency.incident_views import markers, silence_context
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
 from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, WINDOW_CHOICES, BadParameter, Selection
-from probes.readings.selection import WINDOWS as WINDOWS_BY_NAME
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
+from probes.readings.selection import WINDOWS as WINDOWS_BY_NAME
 
 # Display names, translated when shown; the valid values themselves are probes.readings' to decide.
 WINDOW_LABELS = {
