@@ -35,7 +35,7 @@ def world(make_region, make_target, make_probe):
 
 
 def test_the_region_page_says_what_users_near_it_see_beside_its_probe_and_the_floor(client, world, viewer):
-    lagos, target, now = world
+    lagos, _target, now = world
     source = IngestSourceFactory()
     calls(source.id, 3, now - timedelta(minutes=20), LAGOS, ttft_ms=1900.0)
     calls(source.id, 3, now - timedelta(minutes=20), IBADAN, ttft_ms=1900.0)  # 120 km away: near Lagos too
@@ -61,7 +61,7 @@ def test_the_region_page_says_what_users_near_it_see_beside_its_probe_and_the_fl
 
 
 def test_the_target_page_shows_its_real_users_by_region(client, world, viewer):
-    lagos, target, now = world
+    _lagos, target, now = world
     calls(IngestSourceFactory().id, 5, now - timedelta(hours=30), LAGOS, ttft_ms=1900.0)
     page = client.get(f"/targets/{target.id}/").content.decode()
     panel = page.split('id="real-users"')[1]
@@ -70,14 +70,14 @@ def test_the_target_page_shows_its_real_users_by_region(client, world, viewer):
 
 
 def test_the_panel_says_none_were_received(client, world, viewer):
-    lagos, target, _now = world
+    _lagos, target, _now = world
     page = client.get(f"/targets/{target.id}/").content.decode()
     assert "No real users&#x27; calls in the last 7 days: none received." in page
 
 
 def test_the_panel_says_every_place_is_under_the_minimum(client, world, viewer, settings):
     settings.LATENCY_REAL_USERS_MIN_SAMPLES = 10
-    lagos, target, now = world
+    lagos, _target, now = world
     calls(IngestSourceFactory().id, 9, now - timedelta(minutes=30), LAGOS)
     page = client.get(f"/regions/{lagos.slug}/").content.decode()
     assert "no place reached the minimum of 10 calls, so none is shown" in page
