@@ -52,6 +52,9 @@ from probes.readings.selection import (
 from probes.readings.selection import Selection as Filters
 from probes.timeparse import parse_when
 
+MAP_LAYERS = ("synthetic", "real", "both")
+DEFAULT_LAYER = "both"
+
 # The largest id PostgreSQL's bigint holds: a longer number cannot name a row.
 MAX_ID = 2**63 - 1
 
@@ -228,6 +231,8 @@ class DashboardFilterForm(ParamsForm):
     percentile = Once(choices=PERCENTILES, default=DEFAULT_PERCENTILE)
     metric = Once(choices=METRIC_CHOICES, default=DEFAULT_METRIC)
     over_time = Once(choices=OVER_TIME_FORMS)
+    # The map's layers: the probes' regions, real users' cities, or both (real users show only where they are).
+    layer = Once(choices=MAP_LAYERS, default=DEFAULT_LAYER)
 
     def clean(self):
         data = super().clean()
@@ -302,6 +307,7 @@ class DashboardFilterForm(ParamsForm):
             "percentile": data["percentile"] if valid else last("percentile", DEFAULT_PERCENTILE),
             "metric": data["metric"] if valid else last("metric", DEFAULT_METRIC),
             "over_time": (data.get("over_time") or "") if valid else last("over_time", ""),
+            "layer": (data.get("layer") or DEFAULT_LAYER) if valid else last("layer", DEFAULT_LAYER),
         }
 
     def query_without(self, *names: str) -> str:
@@ -318,6 +324,7 @@ class RegionPageFilterForm(DashboardFilterForm):
 
     target = None
     region = None
+    layer = None
 
 
 # /where/?share-<region slug>=<number>: one parameter per region, the same
@@ -357,6 +364,7 @@ class MixForm(DashboardFilterForm):
 
     target = None
     region = None
+    layer = None
 
     def __init__(self, data, *, now: datetime) -> None:
         super().__init__(data, now=now)

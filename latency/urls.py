@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/phases", api.phases, name="api-phases"),
     path("api/table", api.table, name="api-table"),
     path("api/workers", api.workers, name="api-workers"),
+    path("api/real-users", api.real_users, name="api-real-users"),
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
     path("export/real-users.csv", export_views.real_users, name="export-real-users"),

@@ -51,6 +51,12 @@ WORKER_STATUS_LABELS = {
 PERCENTILES = list(PERCENTILES_BY_LABEL)
 # (name, label) of the metric selector; lazy, so each request reads them in its own language.
 METRICS = [(m.name, labels.LABELS.get(m.name, m.label)) for m in metrics.SELECTABLE]
+# The map's layer selector (latency.forms.MAP_LAYERS), as the page names them.
+MAP_LAYERS = [
+    ("synthetic", gettext_lazy("probes")),
+    ("real", gettext_lazy("real users")),
+    ("both", gettext_lazy("probes and real users")),
+]
 RECENT_LIMIT = 50
 # A target page's real users beside its probes: a week, since real users come by the hour and may be few.
 TARGET_REAL_USERS_WINDOW = WINDOWS_BY_NAME["7d"]
@@ -146,6 +152,7 @@ def _dashboard_config(f: Selection | None) -> dict:
             "phases": reverse("api-phases"),
             "table": reverse("api-table"),
             "meta": reverse("api-meta"),
+            "real_users": reverse("api-real-users"),
         },
         "ws_path": "/ws/measurements/",
         # Plotly fetches <topojsonURL>world_110m.json: ours, never its CDN.
@@ -223,6 +230,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,
+        "layers": MAP_LAYERS,
+        "real_users_min": readings.real_users.min_samples(),
         # The form re-renders from the bound form: what was typed, mistakes included.
         "form": form,
         "export_query": export_query(form.selected),
