@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from latency import labels
 from latency import real_users as real_user_panel
 from latency.access import dashboard_page, may_read_incidents, may_see_errors, visible_rows
-from latency.forms import DashboardFilterForm, MixForm, RegionPageFilterForm
+from latency.forms import REAL_USER_MIX_WINDOWS, DashboardFilterForm, MixForm, RegionPageFilterForm
 from latency.incident_views import markers, silence_context
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
@@ -332,6 +332,12 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
         "extra_percentile": percentile not in ("p50", "p95"),
         "window_phrase": window_phrase(f) if f is not None else "",
         "has_data": any(row["coverage"] > 0 for row in rows),
+        # The other way to give the mix: from real users' places (latency.forms.MixForm.real_users).
+        "real_user_windows": [(w, WINDOW_LABELS[w]) for w in REAL_USER_MIX_WINDOWS],
+        "real_users_window": WINDOW_LABELS[used] if (used := form.cleaned_data.get("real_users")) and not error else "",
+        "real_users_calls": int(sum(shares.values())) if used and not error else 0,
+        "real_users_min": readings.real_users.min_samples(),
+        "real_users_choice": (form.typed("real_users") or ["7d"])[-1],
     }
     return render(request, "dashboard/where.html", context, status=400 if error else 200)
 
