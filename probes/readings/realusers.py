@@ -116,17 +116,13 @@ def min_samples() -> int:
     return int(settings.LATENCY_REAL_USERS_MIN_SAMPLES)
 
 
-def _rollups(
-    since: datetime, until: datetime, target_ids: Iterable[int] = (), *, targets_only: bool = False
-) -> Iterator[tuple]:
+def _rollups(since: datetime, until: datetime, target_ids: Iterable[int] = ()) -> Iterator[tuple]:
     from probes.models import ObservationRollup
 
     qs = ObservationRollup.objects.filter(hour__gte=floor_hour(aware(since)), hour__lt=aware(until))
     ids = list(target_ids)
     if ids:
         qs = qs.filter(target_id__in=ids)
-    elif targets_only:
-        qs = qs.filter(target_id__isnull=False)
     found: Iterator[tuple] = qs.values_list(
         "hour",
         "target_id",
