@@ -152,7 +152,10 @@ def overview(f: Selection, form: DashboardFilterForm) -> dict:
     figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label, health)
     real = real_user_places(f).rows if layer == "both" else []
     if trace := real_users_trace(real, scale=False):
+        # Beneath the regions' markers: a city with a region of its own keeps the region's marker visible and
+        # hoverable on top, the diamond's corners showing around it.
         figure.add_trace(trace)
+        figure.data = (figure.data[-1], *figure.data[:-1])
     return {
         "figure": charts.figure_json(figure),
         "rows": rows,

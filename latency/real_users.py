@@ -28,7 +28,8 @@ def sentence(row: NearbyRow) -> str:
         "city": row.region_city or row.region_name,
         "users": duration(row.users[f"{first}_p50"]),
         "probe": duration(row.probes[f"{first}_p50"]),
-        "region": row.region_name,
+        # "our Lagos probe": the region's city, as people name where a probe runs.
+        "region": row.region_city or row.region_name,
         "metric": labels.short(first),
     }
     text = _("Your users near %(city)s see p50 %(metric)s %(users)s; our %(region)s probe sees %(probe)s") % words
