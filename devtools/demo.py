@@ -187,7 +187,7 @@ class Demo:
         # The mock server needs no database: start it while Django sets up and migrations run.
         self.spawn("mockllm", ["-m", "devtools.mockllm", "--host", MOCK_HOST, "--port", str(port)], manage=False)
         self.step("database migrations", self._migrate)
-        from probes.demo_seed import demo_regions, seed
+        from probes.demo_seed import DEMO_CITIES, demo_regions, seed
 
         regions = demo_regions(opts["regions"] or None)
         if not regions:
@@ -197,6 +197,10 @@ class Demo:
         self.step(f"mock LLM server on {MOCK_HOST}:{port}", self._wait_port, "mockllm", port)
         probes = self.step("demo targets and probes", lambda: seed(self.mock_url, regions))
         self.say("ok", f"{len(probes)} targets, probed every 10 s from {len(slugs)} regions")
+        from probes.demo_seed import seed_real_users
+
+        added = self.step("demo real users (the map's real-user layer)", seed_real_users)
+        self.say("ok", f"{added} real users' calls added from {len(DEMO_CITIES)} cities")
         self.login = self.step("admin user", self._superuser)
         self.step("static files", self._collectstatic)
 

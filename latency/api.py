@@ -18,13 +18,23 @@ from functools import partial, wraps
 
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from latency import charts
 from latency.access import dashboard_api
 from latency.charts.distribution import histogram_figure
 from latency.charts.over_time import timeseries_figure, wants_lines
+from latency.charts.real_users import real_users_trace
 from latency.forms import DashboardFilterForm, WorkersForm
-from latency.views import METRICS, PERCENTILES, WINDOWS, empty_window_message, no_data_message, table_columns
+from latency.views import (
+    METRICS,
+    PERCENTILES,
+    WINDOWS,
+    empty_window_message,
+    no_data_message,
+    table_columns,
+    window_phrase,
+)
 from probes import readings
 from probes.models import Region, Target
 from probes.readings.selection import UNITS, BadParameter, Selection
@@ -98,8 +108,39 @@ def _has_value(row: dict) -> bool:
     return any(row.get(key) is not None for key in ("p50", "p95", "value"))
 
 
-@chart_endpoint
-def overview(f: Selection) -> dict:
+def real_user_places(f: Selection) -> readings.real_users.Rows:
+    """Real users by city over the window, for the chosen targets (every call, other providers included,
+    when none is chosen)."""
+    return readings.real_users.rows(f.since, f.until, target_ids=f.target_ids, by_target=False)
+
+
+def _real_no_data(f: Selection, places: readings.real_users.Rows) -> str:
+    if places.rows:
+        return ""
+    if places.withheld:
+        return _(
+            "No city of real users reached the minimum of %(k)s calls %(window)s: none is shown, so no single "
+            "user can be identified."
+        ) % {"k": readings.real_users.min_samples(), "window": window_phrase(f)}
+    return _("No real users' calls %(window)s.") % {"window": window_phrase(f)}
+
+
+@partial(chart_endpoint, with_form=True)
+def overview(f: Selection, form: DashboardFilterForm) -> dict:
+    layer = form.cleaned_data["layer"]
+    if layer == "real":
+        places = real_user_places(f)
+        figure = charts.world_map([], None, f.metric, f.percentile_label)
+        if trace := real_users_trace(places.rows, scale=True):
+            figure.add_trace(trace)
+        return {
+            "figure": charts.figure_json(figure),
+            "rows": [],
+            "real_users": [real_user_json(r) for r in places.rows],
+            "samples": 0,
+            "empty": "",
+            "no_data": _real_no_data(f, places),
+        }
     # Health is read now, whatever the window: a region is dark or live at present.
     rows = readings.summary(f)
     health = readings.region_health(timezone.now(), [row["id"] for row in rows])
@@ -109,9 +150,16 @@ def overview(f: Selection) -> dict:
     ]
     samples = sum(row["samples"] for row in rows)
     figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label, health)
+    real = real_user_places(f).rows if layer == "both" else []
+    if trace := real_users_trace(real, scale=False):
+        # Beneath the regions' markers: a city with a region of its own keeps the region's marker visible and
+        # hoverable on top, the diamond's corners showing around it.
+        figure.add_trace(trace)
+        figure.data = (figure.data[-1], *figure.data[:-1])
     return {
         "figure": charts.figure_json(figure),
         "rows": rows,
+        "real_users": [real_user_json(r) for r in real],
         "samples": samples,
         "empty": "" if samples else empty_window_message(f),
         "no_data": no_data_message(f, has_values=any(row["value"] is not None for row in rows)),
@@ -160,6 +208,38 @@ def table(f: Selection) -> dict:
         "rows": rows,
         "columns": table_columns(f.metric, f.percentile_label),
         "no_data": no_data_message(f, has_values=any(row["value"] is not None for row in rows)),
+    }
+
+
+def real_user_json(row: readings.real_users.RealUserRow) -> dict:
+    return {
+        "country": row.country,
+        "city": row.city,
+        "lat": row.latitude,
+        "lon": row.longitude,
+        "target_id": row.target_id,
+        "target": row.target,
+        "host": row.host,
+        "model": row.model,
+        "samples": row.samples,
+        "errors": row.errors,
+        **row.figures,
+    }
+
+
+@chart_endpoint
+def real_users(f: Selection) -> dict:
+    """Real users by city and target (or provider host and model) over the window, for the chosen targets;
+    only rows that reach the minimum of calls. Figures in ms."""
+    read = readings.real_users.rows(f.since, f.until, target_ids=f.target_ids)
+    places = real_user_places(f)
+    return {
+        "figure": None,
+        "rows": [real_user_json(r) for r in read.rows],
+        "places": [real_user_json(r) for r in places.rows],
+        "min_samples": readings.real_users.min_samples(),
+        "withheld": read.withheld,
+        "no_data": _real_no_data(f, places),
     }
 
 

@@ -1,7 +1,7 @@
 """/export/*.csv: thin async views over the domain's CSV generators.
 
 Each view reads its filters through latency.forms.ExportFilterForm, hands
-them to a generator (probes.exports.measurements or probes.exports.regions)
+them to a generator (probes.exports.measurements, .regions or .realusers)
 and streams what it yields within
 the export slots' cap (probes.exports.responses). Who may export is
 latency.access's rule.
@@ -18,17 +18,18 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from latency.access import measurement_export
-from latency.forms import ExportFilterForm
+from latency.forms import ExportFilterForm, RealUsersExportForm
 from probes.exports import ExportFilters, filename
 from probes.exports.measurements import filtered_csv
+from probes.exports.realusers import real_users_csv
 from probes.exports.regions import region_csv
 from probes.exports.responses import csv_response
 from probes.readings import BadParameter
 
 
-def _filters(request: HttpRequest) -> ExportFilters:
+def _filters(request: HttpRequest, form=ExportFilterForm) -> ExportFilters:
     # Sync: the form looks ids and slugs up in the database.
-    return ExportFilterForm(request.GET, now=timezone.now()).result()
+    return form(request.GET, now=timezone.now()).result()
 
 
 def bad_parameter(exc: BadParameter) -> JsonResponse:
@@ -51,3 +52,12 @@ async def regions(request: HttpRequest) -> HttpResponse:
     except BadParameter as exc:
         return bad_parameter(exc)
     return csv_response(region_csv(f), filename(f"regions-{f.bucket}", f))
+
+
+@measurement_export
+async def real_users(request: HttpRequest) -> HttpResponse:
+    try:
+        f = await sync_to_async(_filters)(request, RealUsersExportForm)
+    except BadParameter as exc:
+        return bad_parameter(exc)
+    return csv_response(real_users_csv(f), filename(f"real-users-{f.bucket}", f))

@@ -34,8 +34,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from latency.charts.over_time import OVER_TIME_FORMS
+from probes import readings
 from probes.engine.result import OUTCOMES
 from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
+from probes.exports.realusers import REAL_USER_BUCKETS
 from probes.models import Probe, Region, Target
 from probes.readings.selection import (
     DEFAULT_METRIC,
@@ -50,6 +52,9 @@ from probes.readings.selection import (
 )
 from probes.readings.selection import Selection as Filters
 from probes.timeparse import parse_when
+
+MAP_LAYERS = ("synthetic", "real", "both")
+DEFAULT_LAYER = "both"
 
 # The largest id PostgreSQL's bigint holds: a longer number cannot name a row.
 MAX_ID = 2**63 - 1
@@ -227,6 +232,8 @@ class DashboardFilterForm(ParamsForm):
     percentile = Once(choices=PERCENTILES, default=DEFAULT_PERCENTILE)
     metric = Once(choices=METRIC_CHOICES, default=DEFAULT_METRIC)
     over_time = Once(choices=OVER_TIME_FORMS)
+    # The map's layers: the probes' regions, real users' cities, or both (real users show only where they are).
+    layer = Once(choices=MAP_LAYERS, default=DEFAULT_LAYER)
 
     def clean(self):
         data = super().clean()
@@ -301,6 +308,7 @@ class DashboardFilterForm(ParamsForm):
             "percentile": data["percentile"] if valid else last("percentile", DEFAULT_PERCENTILE),
             "metric": data["metric"] if valid else last("metric", DEFAULT_METRIC),
             "over_time": (data.get("over_time") or "") if valid else last("over_time", ""),
+            "layer": (data.get("layer") or DEFAULT_LAYER) if valid else last("layer", DEFAULT_LAYER),
         }
 
     def query_without(self, *names: str) -> str:
@@ -317,12 +325,15 @@ class RegionPageFilterForm(DashboardFilterForm):
 
     target = None
     region = None
+    layer = None
 
 
 # /where/?share-<region slug>=<number>: one parameter per region, the same
 # name as the page's input for that region, so a plain GET form writes the
 # mix into the URL and a link can carry it.
 SHARE_PREFIX = "share-"
+# The windows a mix can be taken from real users over (presets of the dashboard's).
+REAL_USER_MIX_WINDOWS = ("24h", "7d", "30d")
 # Shares are counts of users or percentages; the bound keeps the sum of
 # fifteen of them far from a float overflow.
 MAX_SHARE = 1_000_000_000
@@ -356,6 +367,10 @@ class MixForm(DashboardFilterForm):
 
     target = None
     region = None
+    layer = None
+    # "Use my real users' places from the last 7 days": the mix is the real users' calls, each at the
+    # region nearest its city (probes.readings.real_users.region_shares), instead of shares typed in.
+    real_users = Once(choices=REAL_USER_MIX_WINDOWS)
 
     def __init__(self, data, *, now: datetime) -> None:
         super().__init__(data, now=now)
@@ -387,13 +402,37 @@ class MixForm(DashboardFilterForm):
         if any(name in self.errors for name in self.share_names):
             return data
         given = [name for name in self.share_names if data.get(name) is not None]
+        if data.get("real_users") and "real_users" not in self.errors:
+            if given:
+                self.add_error("real_users", _("real_users takes the mix from real users: give it or shares, not both"))
+            elif not self.real_shares:
+                self.add_error(
+                    "real_users",
+                    _(
+                        "no place of real users reached the minimum of %(k)s calls in the last %(window)s: "
+                        "give the shares by hand"
+                    )
+                    % {"k": readings.real_users.min_samples(), "window": data["real_users"]},
+                )
+            return data
         if given and not any(data[name] > 0 for name in given):
             self.add_error(given[0], _("every share is 0: give at least one region a share above 0"))
         return data
 
+    @cached_property
+    def real_shares(self) -> dict[int, float]:
+        """The mix of real users' places over real_users (a window up to now), by nearest region: calls."""
+        window = self.cleaned_data.get("real_users") if hasattr(self, "cleaned_data") else None
+        if not window:
+            return {}
+        return readings.real_users.region_shares(self.now - WINDOWS[window], self.now)
+
     def build(self) -> tuple[Filters, dict[int, float]]:
         """The filters and the mix: region id to share as given (not yet
-        normalised; empty when no share was given)."""
+        normalised; empty when no share was given), or real users' calls
+        by nearest region with real_users."""
+        if self.cleaned_data.get("real_users"):
+            return super().build(), dict(self.real_shares)
         shares = {
             self.share_regions[name].id: self.cleaned_data[name]
             for name in self.share_names
@@ -405,9 +444,15 @@ class MixForm(DashboardFilterForm):
     def share_inputs(self) -> list[dict]:
         """One input per region, in the page's order, holding what was typed."""
         inputs = []
+        # With real users' shares: each region's percentage of them, to be read and adjusted by hand.
+        real = self.real_shares if self.is_valid() else {}
+        total = sum(real.values())
         for name, region in self.share_regions.items():
             typed = self.typed(name)
-            inputs.append({"name": name, "region": region, "value": typed[-1] if typed else ""})
+            value = typed[-1] if typed else ""
+            if total:
+                value = f"{100 * real.get(region.id, 0) / total:.1f}".removesuffix(".0")
+            inputs.append({"name": name, "region": region, "value": value})
         return inputs
 
 
@@ -462,6 +507,21 @@ class ExportFilterForm(ParamsForm):
             outcomes=data["outcome"],
             bucket=data["bucket"],
         )
+
+
+class RealUsersExportForm(ExportFilterForm):
+    """real-users.csv: since, until and target as the other exports; bucket 1h, 1d or all (real users are
+    kept by the hour, so there are no 5-minute buckets). Regions, probes and outcomes are the probes' and do
+    not apply."""
+
+    region = None
+    outcome = None
+    probe = None
+    bucket = Once(choices=REAL_USER_BUCKETS, default=DEFAULT_BUCKET)
+
+    def build(self) -> ExportFilters:
+        data = self.cleaned_data
+        return ExportFilters(since=data["since"], until=data["until"], target_ids=data["target"], bucket=data["bucket"])
 
 
 class FeedTarget(Once):

@@ -22,8 +22,10 @@ urlpatterns = [
     path("api/phases", api.phases, name="api-phases"),
     path("api/table", api.table, name="api-table"),
     path("api/workers", api.workers, name="api-workers"),
+    path("api/real-users", api.real_users, name="api-real-users"),
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
+    path("export/real-users.csv", export_views.real_users, name="export-real-users"),
     # Public, key-authenticated and csrf_exempt: other sites' pages send it (latency.rum_views).
     path("rum/v1/beacon", rum_views.beacon, name="rum-beacon"),
     # OTLP/HTTP receiver: public, authenticated by an ingest token (latency/otlp_views.py).

@@ -21,13 +21,15 @@ from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
 from latency import labels
+from latency import real_users as real_user_panel
 from latency.access import dashboard_page, may_read_incidents, may_see_errors, visible_rows
-from latency.forms import DashboardFilterForm, MixForm, RegionPageFilterForm
+from latency.forms import REAL_USER_MIX_WINDOWS, DashboardFilterForm, MixForm, RegionPageFilterForm
 from latency.incident_views import markers, silence_context
 from probes import deadletters, metrics, readings
 from probes.models import Probe, Region, Target
 from probes.readings.selection import DEFAULT_METRIC, DEFAULT_PERCENTILE, WINDOW_CHOICES, BadParameter, Selection
 from probes.readings.selection import PERCENTILES as PERCENTILES_BY_LABEL
+from probes.readings.selection import WINDOWS as WINDOWS_BY_NAME
 
 # Display names, translated when shown; the valid values themselves are probes.readings' to decide.
 WINDOW_LABELS = {
@@ -49,7 +51,15 @@ WORKER_STATUS_LABELS = {
 PERCENTILES = list(PERCENTILES_BY_LABEL)
 # (name, label) of the metric selector; lazy, so each request reads them in its own language.
 METRICS = [(m.name, labels.LABELS.get(m.name, m.label)) for m in metrics.SELECTABLE]
+# The map's layer selector (latency.forms.MAP_LAYERS), as the page names them.
+MAP_LAYERS = [
+    ("synthetic", gettext_lazy("probes")),
+    ("real", gettext_lazy("real users")),
+    ("both", gettext_lazy("probes and real users")),
+]
 RECENT_LIMIT = 50
+# A target page's real users beside its probes: a week, since real users come by the hour and may be few.
+TARGET_REAL_USERS_WINDOW = WINDOWS_BY_NAME["7d"]
 # The measured columns of a target's recent calls, in the order a call goes through them.
 RECENT_COLUMNS = tuple(metrics.BY_NAME[name] for name in ("ttfb", "ttft", "total", "output_tokens", "tokens_per_s"))
 
@@ -142,6 +152,7 @@ def _dashboard_config(f: Selection | None) -> dict:
             "phases": reverse("api-phases"),
             "table": reverse("api-table"),
             "meta": reverse("api-meta"),
+            "real_users": reverse("api-real-users"),
         },
         "ws_path": "/ws/measurements/",
         # Plotly fetches <topojsonURL>world_110m.json: ours, never its CDN.
@@ -219,6 +230,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "windows": WINDOWS,
         "percentiles": PERCENTILES,
         "metrics": METRICS,
+        "layers": MAP_LAYERS,
+        "real_users_min": readings.real_users.min_samples(),
         # The form re-renders from the bound form: what was typed, mistakes included.
         "form": form,
         "export_query": export_query(form.selected),
@@ -264,6 +277,11 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "has_data": any(row.get("samples") for row in ranking),
         "no_probes": not Probe.objects.filter(regions=region).exists(),
         "open_incidents": markers(request, region_id=region.id),
+        "real_users": (
+            real_user_panel.panel(f.since, f.until, window_phrase(f), region_ids=[region.id]) if f is not None else {}
+        ),
+        # Every target of the region in one panel: each sentence names its target.
+        "show_target": True,
     }
     return render(request, "dashboard/region.html", context, status=400 if error else 200)
 
@@ -314,6 +332,12 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
         "extra_percentile": percentile not in ("p50", "p95"),
         "window_phrase": window_phrase(f) if f is not None else "",
         "has_data": any(row["coverage"] > 0 for row in rows),
+        # The other way to give the mix: from real users' places (latency.forms.MixForm.real_users).
+        "real_user_windows": [(w, WINDOW_LABELS[w]) for w in REAL_USER_MIX_WINDOWS],
+        "real_users_window": WINDOW_LABELS[used] if (used := form.cleaned_data.get("real_users")) and not error else "",
+        "real_users_calls": int(sum(shares.values())) if used and not error else 0,
+        "real_users_min": readings.real_users.min_samples(),
+        "real_users_choice": (form.typed("real_users") or ["7d"])[-1],
     }
     return render(request, "dashboard/where.html", context, status=400 if error else 200)
 
@@ -322,6 +346,7 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
 def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
     target = get_object_or_404(Target, pk=target_id)
     user = request.user
+    now = timezone.now()
     probes = list(target.probes.order_by("name").prefetch_related("regions"))
     measurements = [
         # Whole numbers (token counts) without decimals, times and rates with one.
@@ -342,6 +367,14 @@ def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
         "show_errors": may_see_errors(user),
         "limit": RECENT_LIMIT,
         "open_incidents": markers(request, target_id=target.id),
+        # No window selector on this page: real users are compared over the last TARGET_REAL_USERS_WINDOW.
+        "real_users": real_user_panel.panel(
+            now - TARGET_REAL_USERS_WINDOW,
+            now,
+            _("in the last %(window)s") % {"window": WINDOW_LABELS["7d"]},
+            target_ids=[target.id],
+        ),
+        "show_target": False,
     }
     if may_read_incidents(user):
         context.update(silence_context(request, target.id, reverse("target", args=[target.id]), timezone.now()))

@@ -7,11 +7,16 @@ Idempotent: targets and probes are found by name and brought back to these value
 
 from __future__ import annotations
 
+import random
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
 from django.db import transaction
 
-from probes.models import AlertRule, Probe, Region, Target
+from probes.geo import emulated_rtt_ms
+from probes.models import AlertRule, IngestSource, Observation, Probe, Region, Target
+from probes.realusers.store import record
+from probes.realusers.types import Observed, Place
 
 DEMO_PROBE_NAME = "demo stream"
 DEMO_RULE_NAME = "demo: TTFT p95 twice its baseline in three regions"
@@ -134,3 +139,75 @@ def seed(mock_base_url: str, regions: list[Region]) -> list[Probe]:
         },
     )
     return probes
+
+
+DEMO_SOURCE_NAME = "demo app"
+# Cities a demo application's users call from (coordinates at city resolution), each a few calls an hour.
+DEMO_CITIES = [
+    Place("NG", "Lagos", 6.45, 3.40, "attributes"),
+    Place("GB", "London", 51.51, -0.13, "attributes"),
+    Place("DE", "Berlin", 52.52, 13.40, "attributes"),
+    Place("US", "New York", 40.71, -74.01, "attributes"),
+    Place("BR", "São Paulo", -23.55, -46.63, "attributes"),
+    Place("IN", "Mumbai", 19.08, 72.88, "attributes"),
+    Place("JP", "Osaka", 34.69, 135.50, "attributes"),
+    Place("AU", "Sydney", -33.87, 151.21, "attributes"),
+]
+DEMO_REAL_USER_HOURS = 24
+DEMO_CALLS_PER_HOUR = 5
+# What a user waits beyond the probe's view: the round trips of TLS and the request over their access
+# network, and painting the first token.
+DEMO_ROUND_TRIPS = 3
+DEMO_RENDER_MS = 40.0
+
+
+def seed_real_users(now: datetime | None = None, seed: int = 14) -> int:
+    """Real users for the map's real-user layer and the Real users panels: a demo ingest source and, for
+    each hour of the last DEMO_REAL_USER_HOURS it has none for, a few calls from each of DEMO_CITIES to every
+    demo target, stored through the receivers' store (raw rows and rollups). Returns the calls added."""
+    now = now or datetime.now(UTC)
+    source = IngestSource.objects.filter(name=DEMO_SOURCE_NAME).first()
+    if source is None:
+        from probes.realusers.sources import create_source
+
+        # The token is not needed by the demo (nothing exports to it) and is not kept or shown.
+        source, _token = create_source(DEMO_SOURCE_NAME, [])
+    newest = Observation.objects.filter(source=source).order_by("-observed_at").values_list("observed_at", flat=True)
+    start = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=DEMO_REAL_USER_HOURS - 1)
+    if newest:
+        start = max(start, newest[0].replace(minute=0, second=0, microsecond=0) + timedelta(hours=1))
+    targets = list(Target.objects.filter(name__in=[t[0] for t in TARGETS]))
+    knobs = {t[0]: t[7] for t in TARGETS}
+    rng = random.Random(f"{seed}-{start.isoformat()}")
+    observed = []
+    hour = start
+    while hour <= now:
+        for place in DEMO_CITIES:
+            for target in targets:
+                rtt = emulated_rtt_ms(place.latitude, place.longitude, target.latitude, target.longitude)
+                base = knobs[target.name]["ttft_ms"] + DEMO_ROUND_TRIPS * rtt + DEMO_RENDER_MS
+                for _ in range(DEMO_CALLS_PER_HOUR):
+                    at = hour + timedelta(seconds=rng.uniform(0, 3599))
+                    if at > now:
+                        continue
+                    ttft = base * rng.lognormvariate(0, 0.25)
+                    observed.append(
+                        Observed(
+                            "span",
+                            at,
+                            place,
+                            provider=target.api_style,
+                            model=target.model,
+                            operation="chat",
+                            service="demo app",
+                            ttft_ms=ttft,
+                            ttft_from="gen_ai.response.time_to_first_chunk",
+                            total_ms=ttft + COMMON_KNOBS["tokens"] * COMMON_KNOBS["gap_ms"] * rng.uniform(0.9, 1.3),
+                            output_tokens=COMMON_KNOBS["tokens"],
+                            error_type="500" if rng.random() < 0.01 else "",
+                            target_id=target.id,
+                        )
+                    )
+        hour += timedelta(hours=1)
+    record(source.id, observed, now=now)
+    return len(observed)

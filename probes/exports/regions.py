@@ -115,7 +115,7 @@ def raw_select(f: ExportFilters) -> sql.Composed:
     )
 
 
-def _iso(when: datetime) -> str:
+def iso_text(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -131,7 +131,7 @@ def bucket_csv(f: readings.Selection, label: datetime, start: datetime, end: dat
     for row in readings.bucket_rows(f, label, start, end):
         region, target = regions[row["region_id"]], targets[row["target_id"]]
         line = [
-            _iso(label),
+            iso_text(label),
             region["slug"],
             region["city"],
             region["country"],

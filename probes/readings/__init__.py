@@ -20,6 +20,12 @@ Facade (a Selection in, typed rows out; see rows.py):
                             {region_id: live | stale | dark} (fleet.py)
     missed_counts((since, until), target_ids, region_ids)
                             {(region_id, target_id): runs nobody picked up}
+    real_users.rows(since, until, target_ids=..., by_target=True, bucket=None)
+                            real users per place [x target] [x hour or day] -> Rows of [RealUserRow]
+    real_users.nearby(since, until, region_ids=..., target_ids=...)
+                            real users near each region beside its probes and the floor -> Nearby
+    real_users.region_shares(since, until)   real users' places as a mix -> {region_id: calls}
+                            (realusers.py: hour resolution, k-anonymity; read there)
     open_incidents(target_id=None, region_id=None)   open, newest first -> [IncidentRow]
     open_count()            how many incidents are open
     incident_history(target_id=None, state=...)      newest first, sliced by a Paginator -> IncidentHistory
@@ -54,6 +60,7 @@ marked, hourly rollups for other marked hours, raw rows for the rest
 (window.py merges them; cache.py keeps merged rollup parts).
 """
 
+from probes.readings import realusers as real_users
 from probes.readings.buckets import bucket_rows, bucket_statement, buckets_are_raw, spans
 from probes.readings.fleet import (
     REGION_STATUSES,
@@ -125,6 +132,7 @@ __all__ = [
     "open_incidents",
     "phases",
     "ranking",
+    "real_users",
     "recent",
     "region_health",
     "region_status",

@@ -1,7 +1,8 @@
 """Retention: raw rows older than LATENCY_RETENTION_DAYS are deleted once
 their hours are rolled up (so a reading of them stays complete), dead letters
 and missed runs follow the same cut, and rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
-that is set. Region workers' heartbeat history is kept for
+that is set. Real users' observations and rollups follow the same two settings (prune_real_users).
+Region workers' heartbeat history is kept for
 LATENCY_HEARTBEAT_HISTORY_HOURS, and a worker not seen for 30 days is forgotten.
 """
 
@@ -59,6 +60,39 @@ def prune_raw(now: datetime | None = None) -> int:
         # marks, so readers stop using its daily row anyway.
         DailyRollup.objects.filter(day__lte=old - DAY).delete()
     prune_workers(now)
+    prune_real_users(now)
+    return deleted
+
+
+# The real users' bookkeeping rows, each kept as long as it can still matter: a rate-limit counter for its
+# minute (an hour leaves room for clocks and late requests), a resource that sent spans for as long as its
+# metric points may describe the same calls (the receiver looks back up to a day; two leave a margin), and a
+# cumulative metric stream's last point for a week of silence (an exporter back after that is taken as
+# restarted: its next point is counted whole, as for a changed start time).
+INGEST_RATE_KEEP = timedelta(hours=1)
+SPAN_RESOURCE_KEEP = timedelta(days=2)
+METRIC_STREAM_KEEP = timedelta(days=7)
+
+
+def prune_real_users(now: datetime) -> dict[str, int]:
+    """Real users' observations follow LATENCY_RETENTION_DAYS like raw measurements (their hourly rollups are
+    written with them, so nothing is left to roll up first), their rollups LATENCY_ROLLUP_RETENTION_DAYS when
+    set; and the ingest's bookkeeping rows go once stale. Returns how many of each were deleted."""
+    from probes.models import IngestRate, MetricStream, Observation, ObservationRollup, SpanResource
+
+    cutoff = floor_hour(now - timedelta(days=settings.LATENCY_RETENTION_DAYS))
+    deleted = {
+        "observations": delete_older_than(Observation, "observed_at", cutoff),
+        "rollups": 0,
+        "ingest_rates": delete_older_than(IngestRate, "minute", now - INGEST_RATE_KEEP),
+        "span_resources": delete_older_than(SpanResource, "last_span_at", now - SPAN_RESOURCE_KEEP),
+        "metric_streams": delete_older_than(MetricStream, "updated_at", now - METRIC_STREAM_KEEP),
+    }
+    if settings.LATENCY_ROLLUP_RETENTION_DAYS:
+        old = floor_hour(now - timedelta(days=settings.LATENCY_ROLLUP_RETENTION_DAYS))
+        deleted["rollups"] = delete_older_than(ObservationRollup, "hour", old)
+    if any(deleted.values()):
+        log.info("pruned real users' rows: %s", ", ".join(f"{n} {what}" for what, n in deleted.items() if n))
     return deleted
 
 

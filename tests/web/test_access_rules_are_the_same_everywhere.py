@@ -32,8 +32,8 @@ RULES = {
     ("may view measurements", True): {"page": OPEN, "api": OPEN, "export": OPEN, "websocket": OPEN},
 }
 PAGES = ("/", "/regions/access-region/", "/targets/{target}/", "/where/?share-access-region=1")
-API = ("/api/meta", "/api/overview", "/api/table")
-EXPORTS = ("/export/measurements.csv", "/export/regions.csv")
+API = ("/api/meta", "/api/overview", "/api/table", "/api/real-users")
+EXPORTS = ("/export/measurements.csv", "/export/regions.csv", "/export/real-users.csv")
 CASES = [(visitor, public, door) for (visitor, public), doors in RULES.items() for door in doors]
 
 

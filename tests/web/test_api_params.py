@@ -12,7 +12,14 @@ from django.utils import timezone
 
 from probes.models import Measurement
 
-CHART_ENDPOINTS = ["/api/overview", "/api/histograms", "/api/timeseries", "/api/phases", "/api/table"]
+CHART_ENDPOINTS = [
+    "/api/overview",
+    "/api/histograms",
+    "/api/timeseries",
+    "/api/phases",
+    "/api/table",
+    "/api/real-users",
+]
 ALL_ENDPOINTS = [*CHART_ENDPOINTS, "/api/meta"]
 
 pytestmark = pytest.mark.django_db

@@ -179,6 +179,7 @@ def test_a_bound_form_keeps_what_was_typed_when_it_is_refused(known):
         "percentile": "p95",
         "metric": "ttfb",
         "over_time": "lines",
+        "layer": "both",
     }
 
 

@@ -101,5 +101,7 @@ def test_the_overview_shows_a_legend_for_every_mark_of_the_map(signed_in, make_r
         "Amber ring: stale region, its workers are late",
         "★Star: where the target is hosted (one target chosen)",
         "Lines: great-circle paths from each region to the target",
+        "◆Diamond: your real users by city (colour: their p50 time to first token; size: calls), "
+        "once a city has 5 calls",
     ]
     assert 'aria-label="Map legend"' in legend.group(0)
