@@ -8,9 +8,20 @@ where they concern a region worker."""
 
 from __future__ import annotations
 
+import warnings
+
 from celery import Celery
+from celery.exceptions import CPendingDeprecationWarning
 
 from probes.worker.config import WorkerConfig
+
+# Celery 5 warns at every connection loss that cancelling runs in flight will become the default; it is off on
+# purpose here (configure() says why), so the warning would only fill region hosts' logs.
+warnings.filterwarnings(
+    "ignore",
+    message=r"\s*In Celery 5\.1 we introduced an optional breaking change",
+    category=CPendingDeprecationWarning,
+)
 
 app = Celery("latency-region", amqp="probes.worker.broker:AMQP", set_as_current=False)
 
@@ -34,7 +45,12 @@ def configure(config: WorkerConfig) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        worker_cancel_long_running_tasks_on_connection_loss=True,
+        # Off: the worker runs on Celery's thread pool (cli.worker_argv), which cannot terminate a job, and
+        # cancelling the runs in flight when the broker drops raised NotImplementedError("does not implement
+        # kill_job") and stopped the worker for good. A run in flight finishes and hands its measurement to
+        # ingest; its unacknowledged message comes back after the reconnect, and the second result of the same
+        # slot is ignored by ingest's insert-or-ignore (one measurement per probe, region and slot).
+        worker_cancel_long_running_tasks_on_connection_loss=False,
         # No remote control over the broker: a region host holds a broker
         # login, and pidbox broadcasts (shutdown, rate limits, ...) would let
         # any other holder steer it. Nor does it need the pidbox queues'
