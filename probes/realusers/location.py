@@ -143,7 +143,8 @@ def _coordinate(value: Any, limit: float) -> float | None:
 
 
 def _text(value: Any, limit: int) -> str:
-    return value.strip()[:limit] if isinstance(value, str) else ""
+    # NUL: no PostgreSQL text column takes it (probes.realusers.otlp.text says why it matters).
+    return value.replace("\x00", "").strip()[:limit] if isinstance(value, str) else ""
 
 
 def _from_attributes(attributes: Mapping[str, Any]) -> Place | None:

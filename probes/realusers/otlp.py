@@ -235,7 +235,9 @@ def pick(attributes: Iterable[KeyValue], keys: frozenset[str]) -> dict[str, Any]
 
 
 def text(value: Any, limit: int) -> str:
-    return value.strip()[:limit] if isinstance(value, str) else ""
+    # A protobuf string may hold NUL, which no PostgreSQL text column takes: left in, it would fail the whole
+    # batch's COPY instead of one odd name.
+    return value.replace("\x00", "").strip()[:limit] if isinstance(value, str) else ""
 
 
 def number(value: Any) -> float | None:
