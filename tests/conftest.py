@@ -139,6 +139,41 @@ def _database_url(settings_dict: dict, host: str | None = None, port: int | None
     return f"postgres://{auth}{h}{':' + str(p) if p else ''}/{settings_dict['NAME']}"
 
 
+def running_site(request, settings, test_redis_url: str, tmp_path, *, channel: str, collect_static: bool = True):
+    """The site on a real uvicorn over the test database, sharing this process's channel layer (under the prefix
+    `<LATENCY_CHANNEL_PREFIX>-<channel>`). `@pytest.mark.asgi_env(NAME="value")` on a test adds to the server's
+    environment; a failed test prints the server's log. A generator, for fixtures to `yield from`."""
+    from channels.layers import channel_layers
+    from django.db import connection
+
+    from devtools.harness import UvicornServer
+
+    prefix = os.environ.get("LATENCY_CHANNEL_PREFIX", "latency-test") + f"-{channel}"
+    settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, prefix)}
+    channel_layers.backends = {}
+    env = {
+        "DATABASE_URL": _database_url(dict(connection.settings_dict)),
+        "REDIS_URL": test_redis_url,
+        "LATENCY_CHANNEL_PREFIX": prefix,
+        "DEBUG": "false",
+        "LATENCY_PUBLIC_DASHBOARD": "false",
+        "LATENCY_PRODUCTION": "false",
+    }
+    marker = request.node.get_closest_marker("asgi_env")
+    if marker is not None:
+        env.update(marker.kwargs)
+    server = UvicornServer(env, tmp_path / "uvicorn.log", collect_static=collect_static)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            print(f"===== uvicorn log =====\n{server.log()}")
+        channel_layers.backends = {}
+
+
 class Pipeline:
     def __init__(self, tmp_path, redis_url: str) -> None:
         import redis as redis_lib

@@ -394,18 +394,7 @@ def world_map(
                     "colorscale": colorscale(metric),
                     "cmin": min(r["value"] for r in with_data),
                     "cmax": max(r["value"] for r in with_data),
-                    # Under the map, not beside it: the map keeps the card's whole
-                    # width, on a phone too.
-                    "colorbar": {
-                        "title": {"text": f"{pname} {label} ({u})", "side": "top"},
-                        "orientation": "h",
-                        "x": 0.5,
-                        "xanchor": "center",
-                        "y": 0,
-                        "yanchor": "top",
-                        "len": 0.5,
-                        "thickness": 10,
-                    },
+                    "colorbar": map_colorbar(f"{pname} {label} ({u})"),
                     "line": {
                         "width": [_outline_width(r.get("error_rate")) for r in with_data],
                         "color": [_outline_color(r.get("error_rate")) for r in with_data],
@@ -452,6 +441,21 @@ def world_map(
 
 # Metrics where a larger number is the better one.
 HIGHER_IS_BETTER = frozenset(m.name for m in metrics.METRICS if m.higher_is_better)
+
+
+def map_colorbar(title: str) -> dict:
+    """A map's colour bar: under the map, not beside it, so the map keeps the card's whole width, on a phone
+    too (the probes' markers and the real users' diamonds alike)."""
+    return {
+        "title": {"text": title, "side": "top"},
+        "orientation": "h",
+        "x": 0.5,
+        "xanchor": "center",
+        "y": 0,
+        "yanchor": "top",
+        "len": 0.5,
+        "thickness": 10,
+    }
 
 
 def colorscale(metric: str) -> str:

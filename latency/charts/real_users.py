@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 
 from latency import labels
-from latency.charts import MARKER_MAX, MARKER_MIN, colorscale, label_text
+from latency.charts import MARKER_MAX, MARKER_MIN, colorscale, label_text, map_colorbar
 from latency.real_users import duration
 from probes import metrics
 from probes.readings.realusers import RealUserRow
@@ -67,19 +67,7 @@ def real_users_trace(rows: list[RealUserRow], *, scale: bool) -> go.Scattergeo |
             showscale=scale,
         )
         if scale:
-            marker["colorbar"] = {
-                "title": {
-                    "text": _("real users, p50 %(metric)s (ms)") % {"metric": labels.short(first)},
-                    "side": "top",
-                },
-                "orientation": "h",
-                "x": 0.5,
-                "xanchor": "center",
-                "y": 0,
-                "yanchor": "top",
-                "len": 0.5,
-                "thickness": 10,
-            }
+            marker["colorbar"] = map_colorbar(_("real users, p50 %(metric)s (ms)") % {"metric": labels.short(first)})
     return go.Scattergeo(
         lat=[r.latitude for r in placed],
         lon=[r.longitude for r in placed],

@@ -29,8 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.harness import CHROMIUM, UvicornServer, attach_recorder, launch_chromium
-from latency.env import channel_layer
+from devtools.harness import CHROMIUM, attach_recorder, launch_chromium
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository, above tests/browser/
 ARTIFACTS = ROOT / "test-artifacts"
@@ -96,40 +95,10 @@ def browser_page(request, tmp_path):
                 print(f"browser_page: recording in {log}")
 
 
-def channel_prefix() -> str:
-    return os.environ.get("LATENCY_CHANNEL_PREFIX", "latency-test") + "-browser"
-
-
 @pytest.fixture
 def asgi_server(transactional_db, test_redis_url, settings, tmp_path, request):
-    """The site on a real uvicorn, reading the test database and sharing this process's channel layer."""
-    from channels.layers import channel_layers
-    from django.db import connection
+    """The site on a real uvicorn, reading the test database and sharing this process's channel layer;
+    @pytest.mark.asgi_env(NAME="value") sets the server's settings, such as the demo's banner."""
+    from tests.conftest import running_site
 
-    from tests.conftest import _database_url
-
-    prefix = channel_prefix()
-    settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, prefix)}
-    channel_layers.backends = {}
-    env = {
-        "DATABASE_URL": _database_url(dict(connection.settings_dict)),
-        "REDIS_URL": test_redis_url,
-        "LATENCY_CHANNEL_PREFIX": prefix,
-        "DEBUG": "false",
-        "LATENCY_PUBLIC_DASHBOARD": "false",
-        "LATENCY_PRODUCTION": "false",
-    }
-    # @pytest.mark.asgi_env(NAME="value"): settings of the server under test, such as the demo's banner.
-    marker = request.node.get_closest_marker("asgi_env")
-    if marker is not None:
-        env.update(marker.kwargs)
-    server = UvicornServer(env, tmp_path / "uvicorn.log")
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        rep = getattr(request.node, "rep_call", None)
-        if rep is not None and rep.failed:
-            print(f"===== uvicorn log =====\n{server.log()}")
-        channel_layers.backends = {}
+    yield from running_site(request, settings, test_redis_url, tmp_path, channel="browser")

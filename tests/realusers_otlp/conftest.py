@@ -14,7 +14,6 @@ opentelemetry-instrumentation-openai-v2, calling the mock LLM server.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,6 @@ from typing import Any
 import pytest
 
 from devtools.harness import UvicornServer, wait_for
-from latency.env import channel_layer
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -30,34 +28,9 @@ JSON = "application/json"
 
 @pytest.fixture
 def site(transactional_db, test_redis_url, settings, tmp_path, request) -> Iterator[UvicornServer]:
-    from channels.layers import channel_layers
-    from django.db import connection
+    from tests.conftest import running_site
 
-    from tests.conftest import _database_url
-
-    prefix = os.environ.get("LATENCY_CHANNEL_PREFIX", "latency-test") + "-otlp"
-    settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, prefix)}
-    channel_layers.backends = {}
-    env = {
-        "DATABASE_URL": _database_url(dict(connection.settings_dict)),
-        "REDIS_URL": test_redis_url,
-        "LATENCY_CHANNEL_PREFIX": prefix,
-        "DEBUG": "false",
-        "LATENCY_PRODUCTION": "false",
-    }
-    marker = request.node.get_closest_marker("asgi_env")
-    if marker is not None:
-        env.update(marker.kwargs)
-    server = UvicornServer(env, tmp_path / "uvicorn.log", collect_static=False)
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        rep = getattr(request.node, "rep_call", None)
-        if rep is not None and rep.failed:
-            print(f"===== uvicorn log =====\n{server.log()}")
-        channel_layers.backends = {}
+    yield from running_site(request, settings, test_redis_url, tmp_path, channel="otlp", collect_static=False)
 
 
 @pytest.fixture
