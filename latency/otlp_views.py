@@ -30,7 +30,7 @@ from probes.realusers import otlp
 from probes.realusers.location import client_address
 from probes.realusers.otlp_metrics import export_metrics
 from probes.realusers.ratelimit import admit
-from probes.realusers.sources import authenticate
+from probes.realusers.sources import authenticate, tally
 
 CONTENT_TYPES = {otlp.PROTOBUF: "application/x-protobuf", otlp.JSON: "application/json"}
 
@@ -92,6 +92,8 @@ def _export(request: HttpRequest, signal: str) -> HttpResponse:
         outcome = otlp.export_traces(source, message, ip, now)  # type: ignore[arg-type]
     else:
         outcome = export_metrics(source, message, ip, now)  # type: ignore[arg-type]
+    tally(source.id, calls=outcome.calls, ignored=outcome.ignored, rejected=outcome.rejected,
+          reason=outcome.message, now=now)  # fmt: skip
     response = otlp.response_for(signal, outcome)
     return HttpResponse(otlp.serialize(response, encoding), content_type=CONTENT_TYPES[encoding])
 

@@ -37,7 +37,7 @@ from probes.realusers import ratelimit
 from probes.realusers.location import client_address, place_for
 from probes.realusers.models import BEACON
 from probes.realusers.origins import origin_of
-from probes.realusers.sources import by_browser_key
+from probes.realusers.sources import by_browser_key, tally
 from probes.realusers.store import record
 from probes.realusers.types import Observed
 
@@ -124,6 +124,7 @@ def beacon(request: HttpRequest) -> HttpResponse:
         response["Retry-After"] = str(retry_after)
         return response
     record(source.id, [_observed(request, form, source)])
+    tally(source.id, calls=1)
     return _with_cors(HttpResponse(status=204), origin)
 
 

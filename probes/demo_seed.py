@@ -15,6 +15,7 @@ from django.db import transaction
 
 from probes.geo import emulated_rtt_ms
 from probes.models import AlertRule, IngestSource, Observation, Probe, Region, Target
+from probes.realusers.sources import tally
 from probes.realusers.store import record
 from probes.realusers.types import Observed, Place
 
@@ -210,4 +211,5 @@ def seed_real_users(now: datetime | None = None, seed: int = 14) -> int:
                     )
         hour += timedelta(hours=1)
     record(source.id, observed, now=now)
+    tally(source.id, calls=len(observed), now=now)
     return len(observed)

@@ -84,10 +84,12 @@ class IngestSourceForm(forms.ModelForm):
 @admin.register(IngestSource)
 class IngestSourceAdmin(admin.ModelAdmin):
     form = IngestSourceForm
-    list_display = ("name", "enabled", "origins", "last_seen_at", "created_at", "rotated_at")
+    list_display = ("name", "enabled", "origins", "calls_stored", "spans_ignored", "rejected", "last_seen_at",
+                    "created_at", "rotated_at")  # fmt: skip
     list_filter = ("enabled",)
     search_fields = ("name",)
-    readonly_fields = ("browser_key", "created_at", "rotated_at", "last_seen_at")
+    readonly_fields = ("browser_key", "created_at", "rotated_at", "last_seen_at", "calls_stored", "spans_ignored",
+                       "rejected", "last_rejection")  # fmt: skip
     change_form_template = "admin/probes/ingestsource/change_form.html"
 
     def get_fieldsets(self, request, obj=None):
@@ -101,6 +103,10 @@ class IngestSourceAdmin(admin.ModelAdmin):
             (None, {"fields": ("name", "browser_key", "allowed_origins", "enabled")}),
             where,
             (None, {"fields": ("created_at", "rotated_at", "last_seen_at")}),
+            (
+                gettext_lazy("What it sent"),
+                {"fields": ("calls_stored", "spans_ignored", "rejected", "last_rejection")},
+            ),
         )
 
     @admin.display(description=gettext_lazy("allowed origins"))

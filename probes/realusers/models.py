@@ -53,6 +53,20 @@ class IngestSource(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_seen_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the source sent, so that "why is nothing on the map?" has an answer on its page
+    # (probes.realusers.sources.tally, after each export or beacon).
+    calls_stored = models.PositiveBigIntegerField(
+        default=0, editable=False, help_text=_("LLM calls stored: GenAI spans, beacons and calls counted by metrics.")
+    )
+    spans_ignored = models.PositiveBigIntegerField(
+        default=0, editable=False, help_text=_("Spans without GenAI attributes, and agent or tool steps.")
+    )
+    rejected = models.PositiveBigIntegerField(
+        default=0, editable=False, help_text=_("Spans and metric points refused as malformed.")
+    )
+    last_rejection = models.CharField(
+        max_length=300, blank=True, default="", editable=False, help_text=_("Why the latest refused item was refused.")
+    )
 
     class Meta:
         ordering = ["name"]

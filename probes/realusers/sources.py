@@ -10,6 +10,7 @@ import hmac
 import secrets
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 TOKEN_PREFIX = "lat_"
@@ -76,3 +77,19 @@ def by_browser_key(key: str):
     if not key or not key.startswith(BROWSER_KEY_PREFIX) or len(key) > 60:
         return None
     return IngestSource.objects.filter(browser_key=key, enabled=True).first()
+
+
+def tally(source_id: int, *, calls: int = 0, ignored: int = 0, rejected: int = 0, reason: str = "", now=None) -> None:
+    """Add what one export or beacon brought to the source's counters, and mark it seen. One UPDATE of
+    increments, so concurrent requests all count."""
+    from probes.models import IngestSource
+
+    changes: dict = {
+        "last_seen_at": now or timezone.now(),
+        "calls_stored": F("calls_stored") + calls,
+        "spans_ignored": F("spans_ignored") + ignored,
+        "rejected": F("rejected") + rejected,
+    }
+    if rejected and reason:
+        changes["last_rejection"] = reason[:300]
+    IngestSource.objects.filter(pk=source_id).update(**changes)

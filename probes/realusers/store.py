@@ -84,7 +84,7 @@ def record(
 ) -> Stored:
     """Store calls of one source: each Observed as a raw row, and everything (raw rows and histogram points) in
     the hourly rollups. Targets are matched here (probes.realusers.matching) unless a receiver named one."""
-    from probes.models import IngestSource, Observation, ObservationRollup
+    from probes.models import Observation, ObservationRollup
 
     now = now or datetime.now(UTC)
     observed = list(observed)
@@ -133,15 +133,13 @@ def record(
         params.extend([g.samples, g.errors])
         params.extend(json.dumps(g.hists[m.name].to_sparse()) for m in REAL_USERS)
         params.append(now)
-    with transaction.atomic():
-        with connection.cursor() as cur:
-            if rows:
-                # COPY rather than bulk_create: an OTLP batch is hundreds of rows, and Django's per-field
-                # preparation of each was half the receiver's time (bench/otlp.py).
-                table = Observation._meta.db_table
-                with cur.cursor.copy(f"COPY {table} ({', '.join(_OBSERVATION_COLUMNS)}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
-            cur.execute(_upsert_sql(ObservationRollup._meta.db_table, len(keys)), params)
-        IngestSource.objects.filter(pk=source_id).update(last_seen_at=now)
+    with transaction.atomic(), connection.cursor() as cur:
+        if rows:
+            # COPY rather than bulk_create: an OTLP batch is hundreds of rows, and Django's per-field
+            # preparation of each was half the receiver's time (bench/otlp.py).
+            table = Observation._meta.db_table
+            with cur.cursor.copy(f"COPY {table} ({', '.join(_OBSERVATION_COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        cur.execute(_upsert_sql(ObservationRollup._meta.db_table, len(keys)), params)
     return stored
