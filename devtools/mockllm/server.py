@@ -138,6 +138,10 @@ class _Connection:
             body += data.data
         return _Request(event, bytes(body))
 
+    def out(self, rec: dict[str, Any], head_only: bool = False) -> _Out:
+        """The response writer for this connection (the HTTP/2 server has its own)."""
+        return _Out(self, rec, head_only)
+
     def next_cycle(self) -> bool:
         """True when the connection may carry another request (both sides done, keep-alive)."""
         if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
@@ -266,9 +270,16 @@ class MockLLMServer:
     """The server; start() and stop() must run on the same event loop."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, tls: bool = False, defaults: dict[str, Any] | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        tls: bool = False,
+        defaults: dict[str, Any] | None = None,
+        http2: bool = False,
     ) -> None:
         self.host, self._requested_port, self.tls = host, port, tls
+        # With TLS: offer h2 by ALPN as well and speak it to clients that pick it (h2server.py).
+        self.http2 = http2 and tls
         # Parsed now so that a bad default fails at startup, not on the first request.
         self.defaults = {name: parse_knob(name, raw) for name, raw in (defaults or {}).items()}
         self._servers: list[asyncio.Server] = []
@@ -306,7 +317,8 @@ class MockLLMServer:
             ca = trustme.CA()
             self._ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ca.issue_cert("localhost", "127.0.0.1", "::1").configure_cert(self._ssl)
-            self._ssl.set_alpn_protocols(["http/1.1"])  # we only speak HTTP/1.1; never let a client pick h2
+            # HTTP/1.1 only unless built with http2: a client must never pick h2 from a server that refuses it.
+            self._ssl.set_alpn_protocols(["h2", "http/1.1"] if self.http2 else ["http/1.1"])
             self._tmpdir = tempfile.mkdtemp(prefix="mockllm-")
             ca.cert_pem.write_to_path(self.ca_pem_path)
         try:
@@ -373,6 +385,12 @@ class MockLLMServer:
                 # TLS after accept (not start_server(ssl=...)) so accepted_ns is the TCP accept, not the handshake end.
                 await writer.start_tls(self._ssl, ssl_handshake_timeout=10)
                 tls_done_ns = time.monotonic_ns()
+                ssl_object = writer.get_extra_info("ssl_object")
+                if self.http2 and ssl_object is not None and ssl_object.selected_alpn_protocol() == "h2":
+                    from devtools.mockllm.h2server import serve_h2
+
+                    await serve_h2(self, reader, writer, accepted_ns, tls_done_ns)
+                    return
             conn = _Connection(reader, writer)
             while True:
                 try:
@@ -411,7 +429,7 @@ class MockLLMServer:
         path = url.path or "/"
         if path.startswith("/_mock/log/"):
             rec = self._log.get(unquote(path[len("/_mock/log/") :]))
-            return await self._send(_Out(conn, {}), 200 if rec else 404, rec or {"error": "unknown request id"})
+            return await self._send(conn.out({}), 200 if rec else 404, rec or {"error": "unknown request id"})
 
         style, model, stream = "http", "", False
         if path in ("/v1/chat/completions", "/v1/messages"):
@@ -420,7 +438,7 @@ class MockLLMServer:
             style, model, stream = "gemini", unquote(gemini.group(1)), gemini.group(2) == "streamGenerateContent"
         # Capped: the log keeps 10,000 ids and must not become a memory sink.
         rid = req.headers.get("x-mock-request-id", "")[:200] or uuid.uuid4().hex
-        out = _Out(conn, self._new_record(rid, accepted_ns, tls_done_ns, req, path))
+        out = conn.out(self._new_record(rid, accepted_ns, tls_done_ns, req, path))
         head_only = req.method == "HEAD"
         reader = conn.reader
         try:
@@ -594,10 +612,10 @@ class MockLLMServer:
 
 @contextlib.contextmanager
 def running_server(
-    tls: bool = False, defaults: dict[str, Any] | None = None, host: str = "127.0.0.1"
+    tls: bool = False, defaults: dict[str, Any] | None = None, host: str = "127.0.0.1", http2: bool = False
 ) -> Iterator[MockLLMServer]:
     """A server on its own loop in a daemon thread, for synchronous callers such as tests."""
-    server = MockLLMServer(host=host, tls=tls, defaults=defaults)
+    server = MockLLMServer(host=host, tls=tls, defaults=defaults, http2=http2)
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     failure: list[BaseException] = []

@@ -24,12 +24,14 @@ import httpcore
 import httpx
 
 from probes.engine import clock
-from probes.engine.clock import Timeline, now_ns
+from probes.engine.clock import H2Refused, Timeline, now_ns
 from probes.engine.config import ConfigProblem, Credentials, host_problem, read_credentials
 from probes.engine.redact import MAX_ERROR, Redactor
 from probes.engine.result import (
     COLD,
     CONFIG_ERROR,
+    HTTP_1_1,
+    HTTP_2_ONLY,
     CONNECT_ERROR,
     DNS_ERROR,
     HTTP_ERROR,
@@ -67,12 +69,12 @@ class Engine:
     """
 
     def __init__(self) -> None:
-        self._contexts: dict[str, ssl.SSLContext] = {}
-        self._warm: dict[str, httpx.AsyncClient] = {}
+        self._contexts: dict[tuple[str, bool], ssl.SSLContext] = {}
+        self._warm: dict[tuple[str, str], httpx.AsyncClient] = {}
         _warm_up_process()
 
-    def ssl_context(self, ca_bundle: str = "") -> ssl.SSLContext:
-        ctx = self._contexts.get(ca_bundle)
+    def ssl_context(self, ca_bundle: str = "", http2: bool = False) -> ssl.SSLContext:
+        ctx = self._contexts.get((ca_bundle, http2))
         if ctx is None:
             ctx = ssl.create_default_context()
             if ca_bundle:
@@ -87,22 +89,25 @@ class Engine:
                     raise ConfigProblem("ca_bundle", "the file holds no PEM certificate") from None
                 except OSError:
                     raise ConfigProblem("ca_bundle", "the file cannot be read on this worker") from None
-            ctx.set_alpn_protocols(["http/1.1"])
-            self._contexts[ca_bundle] = ctx
+            # h2 first when the probe asks for HTTP/2: the server picks.
+            ctx.set_alpn_protocols(["h2", "http/1.1"] if http2 else ["http/1.1"])
+            self._contexts[(ca_bundle, http2)] = ctx
         return ctx
 
     def _client(self, spec: ProbeSpec) -> tuple[httpx.AsyncClient, bool]:
         """(client, owned): a cold call gets a client of its own, closed after."""
         if spec.connection == WARM:
-            client = self._warm.get(spec.ca_bundle)
+            key = (spec.ca_bundle, spec.http_version)
+            client = self._warm.get(key)
             if client is None:
                 client = self._new_client(spec, keepalive=True)
-                self._warm[spec.ca_bundle] = client
+                self._warm[key] = client
             return client, False
         return self._new_client(spec, keepalive=False), True
 
     def _new_client(self, spec: ProbeSpec, *, keepalive: bool) -> httpx.AsyncClient:
-        transport = TimedTransport(self.ssl_context(spec.ca_bundle), keepalive=keepalive)
+        http2 = spec.http_version != HTTP_1_1
+        transport = TimedTransport(self.ssl_context(spec.ca_bundle, http2), keepalive=keepalive, http2=http2)
         # trust_env=False: proxies from the environment would bypass our timed
         # backend (and build SSL contexts of their own).
         return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False, timeout=None)
@@ -132,6 +137,7 @@ class Engine:
             ssl.SSLError,
             ConfigProblem,
             UnicodeError,
+            H2Refused,
         ):
             # measure() reports what went wrong; a warm-up only says it failed.
             return False
@@ -244,6 +250,7 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                 result.ttfb_ms = _ms(t0, headers_at)
                 result.http_status = response.status_code
                 result.http_version = response.http_version
+                fallback = _fallback_note(spec, tl, response.http_version)
                 tl.phase = "body"
 
                 if not 200 <= response.status_code < 300:
@@ -276,6 +283,10 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                         result.error = "stream ended without its terminal event"
                     else:
                         result.outcome = OK
+                if result.outcome == OK and fallback:
+                    # The reason is stored with the (good) measurement, so a
+                    # chart of "HTTP/2" numbers can tell which were not.
+                    result.error = fallback
                 end = tl.last_read or now_ns()
         except TimeoutError:
             end = now_ns()
@@ -294,6 +305,10 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
             result.outcome = PROTOCOL_ERROR
             encoding = response.headers.get("content-encoding", "") if response is not None else ""
             result.error = redact(f"response body does not decode as its Content-Encoding ({encoding}) says: {exc}")
+        except H2Refused as exc:
+            end = now_ns()
+            result.outcome = PROTOCOL_ERROR
+            result.error = f"{exc} (http_version 2-only)"
         except (httpcore.ConnectError, httpcore.ConnectTimeout, ssl.SSLError) as exc:
             end = now_ns()
             result.outcome = _failure_outcome(tl)
@@ -338,6 +353,19 @@ def _with_unset(message: str, creds: Credentials, redact: Redactor) -> str:
     return redact(message, MAX_ERROR - len(note)) + note
 
 
+def _fallback_note(spec: ProbeSpec, tl: Timeline, negotiated: str) -> str | None:
+    """Why a probe that asked for HTTP/2 was measured over another version, or None."""
+    if spec.http_version == HTTP_1_1 or negotiated == "HTTP/2":
+        return None
+    if not spec.url.startswith("https://"):
+        why = "HTTP/2 is only negotiated over TLS and the URL is http://"
+    elif tl.alpn is None and not tl.new_connection:
+        why = "a reused HTTP/1.1 connection"
+    else:
+        why = f"the server refused HTTP/2 (ALPN chose {tl.alpn or 'no protocol'})"
+    return f"asked for HTTP/2, measured over {negotiated}: {why}"
+
+
 async def _build(
     engine: Engine, spec: ProbeSpec, style: Style, creds: Credentials
 ) -> tuple[httpx.AsyncClient, bool, RequestPlan, httpx.Request]:
@@ -350,6 +378,9 @@ async def _build(
     problem = host_problem(host)
     if problem:
         raise ConfigProblem("url", problem)
+    if spec.http_version == HTTP_2_ONLY and not spec.url.startswith("https://"):
+        # HTTP/2 is negotiated in the TLS handshake (ALPN); cleartext h2c is not probed.
+        raise ConfigProblem("http_version", "HTTP/2 only is negotiated over TLS: the URL must start with https://")
     try:
         plan = style.plan(spec, creds.api_key)
     except ValueError as exc:

@@ -82,10 +82,24 @@ class Timeline:
     # because httpcore gives it nothing of the call but host and port.
     emulated_rtt_ms: float = 0.0
     emulated_jitter_ms: float = 0.0
+    # The protocol TLS negotiated by ALPN ("h2", "http/1.1"; None when the
+    # server chose none or the connection was reused), and whether anything
+    # but h2 must fail the call right after the handshake (http_version
+    # 2-only: nothing is then sent over HTTP/1.1).
+    alpn: str | None = None
+    require_h2: bool = False
 
     @classmethod
     def for_spec(cls, spec: typing.Any) -> Timeline:
-        return cls(emulated_rtt_ms=spec.emulated_rtt_ms, emulated_jitter_ms=spec.emulated_jitter_ms)
+        return cls(
+            emulated_rtt_ms=spec.emulated_rtt_ms,
+            emulated_jitter_ms=spec.emulated_jitter_ms,
+            require_h2=getattr(spec, "http_version", "1.1") == "2-only",
+        )
+
+
+class H2Refused(Exception):
+    """The server did not pick h2 by ALPN although the probe requires it."""
 
 
 class TimedStream(httpcore.AsyncNetworkStream):
@@ -134,6 +148,12 @@ class TimedStream(httpcore.AsyncNetworkStream):
         if tl is not None:
             tl.tls_end = now_ns()
             tl.phase = "connected"
+            ssl_object = inner.get_extra_info("ssl_object")
+            tl.alpn = ssl_object.selected_alpn_protocol() if ssl_object is not None else None
+            if tl.require_h2 and tl.alpn != "h2":
+                # Before the request is written: a 2-only probe never measures HTTP/1.1.
+                await inner.aclose()
+                raise H2Refused(f"the server refused HTTP/2: ALPN chose {tl.alpn or 'no protocol'}")
         return TimedStream(inner)
 
     def get_extra_info(self, info: str) -> typing.Any:

@@ -40,6 +40,16 @@ OUTCOMES = (
 
 STYLES = ("openai", "anthropic", "gemini", "http")
 
+# The HTTP version a target asks for. "1.1" (the default, what the official
+# Python SDKs speak); "2": offer h2 over ALPN and measure over whatever the
+# server picks, noting a fallback to 1.1 with its reason; "2-only": a server
+# that refuses h2 is a failed call (protocol_error, reason stored), nothing
+# is sent over 1.1. HTTP/2 is only negotiated over TLS (no cleartext h2c).
+HTTP_1_1 = "1.1"
+HTTP_2 = "2"
+HTTP_2_ONLY = "2-only"
+HTTP_VERSIONS = (HTTP_1_1, HTTP_2, HTTP_2_ONLY)
+
 COLD = "cold"
 WARM = "warm"
 CONNECTIONS = (COLD, WARM)
@@ -70,6 +80,9 @@ class ProbeSpec:
     # added at the socket level. 0 = a real network, nothing added.
     emulated_rtt_ms: float = 0.0
     emulated_jitter_ms: float = 0.0
+    # See HTTP_VERSIONS. A spec sent by an older central site has no such
+    # key: from_dict then leaves the default, 1.1.
+    http_version: str = HTTP_1_1
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -78,6 +91,8 @@ class ProbeSpec:
             raise ValueError(f"connection must be cold or warm (got {self.connection!r})")
         if not self.url.startswith(("http://", "https://")):
             raise ValueError(f"url must start with http:// or https:// (got {self.url!r})")
+        if self.http_version not in HTTP_VERSIONS:
+            raise ValueError(f"http_version must be one of {', '.join(HTTP_VERSIONS)} (got {self.http_version!r})")
         if self.timeout_s <= 0:
             raise ValueError("timeout must be positive")
         if self.max_tokens < 1:

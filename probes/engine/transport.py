@@ -29,11 +29,13 @@ class _Body(httpx.AsyncByteStream):
 
 
 class TimedTransport(httpx.AsyncBaseTransport):
-    def __init__(self, ssl_context: ssl.SSLContext, *, keepalive: bool) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext, *, keepalive: bool, http2: bool = False) -> None:
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=ssl_context,
+            # HTTP/1.1 stays possible with http2: httpcore speaks h2 only when
+            # ALPN picked it, so a server that refuses h2 gets 1.1.
             http1=True,
-            http2=False,
+            http2=http2,
             max_connections=None,
             # A cold probe must never reuse a connection: none is kept.
             max_keepalive_connections=None if keepalive else 0,
