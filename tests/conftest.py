@@ -31,6 +31,13 @@ def mockllm_tls() -> Iterator[MockLLMServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def mockllm_h2() -> Iterator[MockLLMServer]:
+    """A TLS mock LLM server that offers h2 by ALPN and speaks HTTP/2 to clients that pick it."""
+    with running_server(tls=True, http2=True) as server:
+        yield server
+
+
 # The factories of tests/factories.py as fixtures, for tests that ask for
 # them by name: each takes keyword overrides.
 

@@ -16,8 +16,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import h2.config
-import h2.errors
 import h2.connection
+import h2.errors
 import h2.events
 import h2.exceptions
 
@@ -101,6 +101,7 @@ class _H2Out(_Out):
         super().__init__(exchange, rec, head_only)  # type: ignore[arg-type]
         self.ex, self.h2conn = exchange, exchange.conn
         self.ended = False
+        self.length: int | None = None
 
     @property
     def keep(self) -> bool:
@@ -114,6 +115,7 @@ class _H2Out(_Out):
             hdrs.append(("cache-control", "no-cache"))
         elif status not in (204, 304):
             hdrs.append(("content-length", str(length)))
+            self.length = length
         if self.encoding != "identity":
             hdrs.append(("content-encoding", self.encoding))
         # Connection-specific headers are forbidden in HTTP/2 (RFC 9113 8.2.2): no Connection here.
@@ -128,6 +130,10 @@ class _H2Out(_Out):
 
     async def body(self, data: bytes, complete: bool = True) -> None:
         self.rec["last_byte_ns"] = time.monotonic_ns()
+        if self.length is not None and len(data) < self.length:
+            # The truncate fault: fewer bytes than promised and no END_STREAM; _serve_stream then resets the
+            # stream (RST_STREAM), what a dropped upstream behind an HTTP/2 front looks like.
+            complete = False
         if complete:
             self.ended = True
             await self.h2conn.send_data(self.ex.sid, data, end=True)
@@ -135,8 +141,10 @@ class _H2Out(_Out):
             await self.h2conn.send_data(self.ex.sid, data, end=False)
 
     async def event(self, data: bytes, kind: int = META, end: bool = False) -> None:
-        pieces = [self.compress(data, final=end)] if self.encoding != "identity" else (
-            _split_points(data) if self.split else [data]
+        pieces = (
+            [self.compress(data, final=end)]
+            if self.encoding != "identity"
+            else (_split_points(data) if self.split else [data])
         )
         now = time.monotonic_ns()
         for key, applies in (

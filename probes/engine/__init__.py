@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import anyio._backends._asyncio
 import anyio.streams.tls  # noqa: F401
+import h2.exceptions
 import httpcore
 import httpx
 
@@ -30,10 +31,10 @@ from probes.engine.redact import MAX_ERROR, Redactor
 from probes.engine.result import (
     COLD,
     CONFIG_ERROR,
-    HTTP_1_1,
-    HTTP_2_ONLY,
     CONNECT_ERROR,
     DNS_ERROR,
+    HTTP_1_1,
+    HTTP_2_ONLY,
     HTTP_ERROR,
     OK,
     PROTOCOL_ERROR,
@@ -313,6 +314,16 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
             end = now_ns()
             result.outcome = _failure_outcome(tl)
             result.error = redact(_describe(exc))
+        except h2.exceptions.InvalidBodyLengthError as exc:
+            # httpcore lets h2's own errors through: over HTTP/2 a body that
+            # ends short of its content-length is a cut stream.
+            end = now_ns()
+            result.outcome = TRUNCATED
+            result.error = redact(f"response body cut short: {exc}")
+        except h2.exceptions.ProtocolError as exc:
+            end = now_ns()
+            result.outcome = PROTOCOL_ERROR
+            result.error = redact(f"HTTP/2 protocol error: {exc}")
         except (httpcore.ReadError, httpcore.RemoteProtocolError, httpcore.WriteError, httpx.StreamError) as exc:
             end = now_ns()
             if tl.phase == "body":
