@@ -46,7 +46,7 @@ class TargetAdmin(admin.ModelAdmin):
                     "Secrets are never stored: name the environment variable that holds the key "
                     "on the workers, and write secret header values as ${VAR}."
                 ),
-                "fields": ("api_key_env", "headers", "ca_bundle"),
+                "fields": ("api_key_env", "headers", "ca_bundle", "http_version"),
             },
         ),
         (_("Where the endpoint is served from"), {"fields": ("location_name", "latitude", "longitude")}),

@@ -24,6 +24,9 @@ from django.utils.translation import gettext_lazy as _
 from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
 from probes.engine.result import (
     COLD,
+    HTTP_1_1,
+    HTTP_2,
+    HTTP_2_ONLY,
     MEASUREMENT_FIELDS,
     OK,
     OUTCOMES,
@@ -46,6 +49,11 @@ STYLE_LABELS = {
 }
 STYLE_CHOICES = [(style, STYLE_LABELS.get(style, style)) for style in STYLES]
 OUTCOME_CHOICES = [(outcome, outcome.replace("_", " ")) for outcome in OUTCOMES]
+HTTP_VERSION_CHOICES = [
+    (HTTP_1_1, _("HTTP/1.1 (what the official Python SDKs use)")),
+    (HTTP_2, _("HTTP/2, falling back to HTTP/1.1 when the server refuses it (the reason is stored)")),
+    (HTTP_2_ONLY, _("HTTP/2 only: a server that refuses it is a failed call")),
+]
 CONNECTION_CHOICES = [
     (COLD, "cold (new connection: DNS, TCP and TLS are measured)"),
     (WARM, "warm (reused connection)"),
@@ -322,6 +330,13 @@ class Target(models.Model):
             "Leave empty to trust the system store only."
         ),
     )
+    http_version = models.CharField(
+        _("HTTP version"),
+        max_length=8,
+        choices=HTTP_VERSION_CHOICES,
+        default=HTTP_1_1,
+        help_text=_("HTTP/2 is negotiated in the TLS handshake (ALPN), so it needs an https:// URL."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -361,6 +376,9 @@ class Target(models.Model):
                 errors["model"] = (
                     "A model is required for Gemini unless the URL names it (.../models/NAME:streamGenerateContent)."
                 )
+        if self.http_version == HTTP_2_ONLY and not (self.url or "").startswith("https://"):
+            # The engine reports it as config_error on every run: say it on save instead.
+            errors["http_version"] = gettext("HTTP/2 only needs an https:// URL: HTTP/2 is negotiated over TLS.")
         if (self.latitude is None) != (self.longitude is None):
             # A single coordinate cannot be drawn on the map: ask for both.
             missing = "longitude" if self.longitude is None else "latitude"
@@ -476,6 +494,7 @@ class Probe(models.Model):
             timeout_s=float(self.timeout_seconds),
             connection=self.connection,
             ca_bundle=target.ca_bundle,
+            http_version=target.http_version,
         )
 
 

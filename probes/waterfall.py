@@ -49,7 +49,8 @@ def render_waterfall(spec: ProbeSpec, m: Measurement, *, color: bool = False) ->
         verdict = ("\x1b[32m" if m.outcome == "ok" else "\x1b[31m") + verdict + "\x1b[0m"
     lines.append(f"outcome {verdict}   {status}   {m.remote_addr or '-'}   connection {m.connection}")
     if m.error:
-        lines.append(f"error   {m.error}")
+        # A good call's error column holds a note (HTTP/2 asked for, HTTP/1.1 measured, and why).
+        lines.append(f"{'note ' if m.outcome == 'ok' else 'error'}   {m.error}")
     lines.append("")
     for label, start, end in _rows(m):
         if start is None or end is None:

@@ -27,6 +27,7 @@ def target_data(**overrides) -> dict:
         "api_key_env": "OPENAI_API_KEY",
         "headers": "{}",
         "ca_bundle": "",
+        "http_version": "1.1",
         "location_name": "AWS us-east-1, Ashburn",
         "latitude": "39.04",
         "longitude": "-77.49",

@@ -35,7 +35,14 @@ def test_a_model_that_disagrees_with_the_url_is_refused():
 
 
 def test_the_admin_stores_and_lists_the_model_of_the_url(admin_client):
-    data = {"name": "Gemini Flash", "api_style": "gemini", "url": FLASH_URL, "model": "", "headers": "{}"}
+    data = {
+        "name": "Gemini Flash",
+        "api_style": "gemini",
+        "url": FLASH_URL,
+        "model": "",
+        "headers": "{}",
+        "http_version": "1.1",
+    }
     response = admin_client.post(reverse("admin:probes_target_add"), data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert Target.objects.get().model == "gemini-2.0-flash"

@@ -9,7 +9,7 @@ import ssl
 from django.core.management.base import BaseCommand, CommandError
 
 from probes.engine import Engine, ProbeSpec
-from probes.engine.result import STYLES, Measurement
+from probes.engine.result import HTTP_VERSIONS, STYLES, Measurement
 from probes.waterfall import render_waterfall
 
 
@@ -34,6 +34,12 @@ class Command(BaseCommand):
         parser.add_argument("--api-key-env", default="", help="environment variable holding the API key")
         parser.add_argument("--ca-bundle", default="", help="PEM file of CA certificates to trust as well")
         parser.add_argument("--method", default="", help="http style: request method (GET by default)")
+        parser.add_argument(
+            "--http-version",
+            choices=HTTP_VERSIONS,
+            default="1.1",
+            help="2: offer HTTP/2 by ALPN, fall back to 1.1 if refused; 2-only: fail if refused",
+        )
         parser.add_argument("--warm", action="store_true", help="measure over an already open connection")
         parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
@@ -77,6 +83,7 @@ class Command(BaseCommand):
                 connection="warm" if opts["warm"] else "cold",
                 method=opts["method"],
                 ca_bundle=opts["ca_bundle"],
+                http_version=opts["http_version"],
             )
         except ValueError as exc:
             raise CommandError(str(exc), returncode=2) from None
