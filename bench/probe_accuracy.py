@@ -17,6 +17,8 @@ are taken inside curl, from the start of its transfer, so the cost of starting t
 not in them.
 
 Goals: median error of ttfb, ttft and total within 1 ms; connect and ttfb medians within 1 ms of curl.
+Three modes: plain HTTP/1.1, HTTP/1.1 over TLS, and HTTP/2 over TLS (the mock started with --http2, our
+engine with http_version 2, curl with --http2; both must have negotiated HTTP/2 or the call fails).
 
     .venv/bin/python bench/probe_accuracy.py [--runs 40] [--json]
 
@@ -26,6 +28,7 @@ Exit status: 0 when the benchmark ran (goals met or not: see PASS/MISS), 1 when 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import queue
@@ -223,14 +226,22 @@ ERROR_PHASES = (
 )
 
 
-async def engine_call(engine: Engine, server: MockServer, url: str) -> dict:
+async def engine_call(engine: Engine, server: MockServer, url: str, http2: bool = False) -> dict:
     rid = f"acc-engine-{uuid.uuid4().hex}"
     spec = ProbeSpec(
-        url=url, style="openai", model="m", timeout_s=30, ca_bundle=server.ca_path, headers={"x-mock-request-id": rid}
+        url=url,
+        style="openai",
+        model="m",
+        timeout_s=30,
+        ca_bundle=server.ca_path,
+        headers={"x-mock-request-id": rid},
+        http_version="2-only" if http2 else "1.1",
     )
     m = await engine.measure(spec)
     if m.outcome != "ok":
         return {"ok": False, "error": f"{m.outcome}: {m.error}"}
+    if http2 and m.http_version != "HTTP/2":
+        return {"ok": False, "error": f"engine negotiated {m.http_version}, not HTTP/2"}
     rec = server.fetch_log(rid)
     errors = {}
     for phase, field, server_key in ERROR_PHASES:
@@ -265,7 +276,7 @@ def accept_to_request_ms(rec: dict) -> float:
     return (rec["received_ns"] - rec["accepted_ns"]) / 1e6
 
 
-def curl_call(curl: str, server: MockServer, url: str, body: str) -> dict:
+def curl_call(curl: str, server: MockServer, url: str, body: str, http2: bool = False) -> dict:
     rid = f"acc-curl-{uuid.uuid4().hex}"
     cmd = [
         curl,
@@ -284,20 +295,39 @@ def curl_call(curl: str, server: MockServer, url: str, body: str) -> dict:
     ]
     if server.ca_path:
         cmd[1:1] = ["--cacert", server.ca_path]
+    trace = ""
+    if http2:
+        # curl's %{time_starttransfer} over HTTP/2 is its first read after sending (the server's SETTINGS),
+        # not the response's HEADERS frame: the trace's timestamps give the HEADERS frame instead.
+        fd, trace = tempfile.mkstemp(prefix="bench-curl-trace-")
+        os.close(fd)
+        cmd[1:1] = ["--http2", "--trace-ascii", trace, "--trace-time"]
     try:
         out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"ok": False, "error": f"curl: {exc}"}
+    finally:
+        trace_text = Path(trace).read_text(errors="replace") if trace and os.path.exists(trace) else ""
+        if trace:
+            with contextlib.suppress(OSError):
+                os.unlink(trace)
     try:
         w = json.loads(out.stdout)
     except ValueError:
         return {"ok": False, "error": f"curl exit {out.returncode}, no -w json: {out.stderr.strip()[:200]}"}
     if w.get("exitcode") != 0 or w.get("http_code") != 200:
         return {"ok": False, "error": f"curl exit {w.get('exitcode')} HTTP {w.get('http_code')}: {w.get('errormsg')}"}
+    if http2 and str(w.get("http_version")) != "2":
+        return {"ok": False, "error": f"curl negotiated HTTP/{w.get('http_version')}, not HTTP/2"}
     rec = server.fetch_log(rid)
     # curl's times are cumulative seconds from the start of the transfer.
     lookup, conn, app = w["time_namelookup"], w["time_connect"], w["time_appconnect"]
     ttfb = w["time_starttransfer"] * 1e3
+    if http2:
+        headers_at = _trace_headers_ms(trace_text)
+        if headers_at is None:
+            return {"ok": False, "error": "curl's trace has no connect start or no response header"}
+        ttfb = lookup * 1e3 + headers_at
     return {
         "ok": True,
         "phases": {
@@ -313,8 +343,28 @@ def curl_call(curl: str, server: MockServer, url: str, body: str) -> dict:
     }
 
 
+_TRACE_LINE = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d{6}) (== Info:\s+Trying|<= Recv header)", re.M)
+
+
+def _trace_headers_ms(text: str) -> float | None:
+    """From curl's --trace-time trace: ms from the connect's start ("Trying") to the first response header
+    line (the HEADERS frame decoded). Added to time_namelookup, it is curl's TTFB as ours is defined."""
+    start = headers = None
+    for match in _TRACE_LINE.finditer(text):
+        at = int(match.group(1)) * 3600 + int(match.group(2)) * 60 + float(match.group(3))
+        if match.group(4).startswith("=="):
+            start = start if start is not None else at
+        elif start is not None:
+            headers = at
+            break
+    if start is None or headers is None:
+        return None
+    return ((headers - start) % 86400) * 1e3  # a call that straddles midnight
+
+
 async def run_mode(mode: str, runs: int, curl: str, engine: Engine) -> dict:
-    server = MockServer(tls=(mode == "tls"))
+    http2 = mode == "h2"
+    server = MockServer(tls=mode in ("tls", "h2"), extra_args=("--http2",) if http2 else ())
     try:
         server.start()
         # Host "localhost" for both clients and both modes, so that both have a name to resolve.
@@ -327,8 +377,8 @@ async def run_mode(mode: str, runs: int, curl: str, engine: Engine) -> dict:
             f"then {runs} measured"
         )
         for _ in range(WARMUP_RUNS):  # thread pools, imports, page cache: paid here, not in the figures
-            await engine_call(engine, server, url)
-            curl_call(curl, server, url, body)
+            await engine_call(engine, server, url, http2)
+            curl_call(curl, server, url, body, http2)
         ours: list[dict] = []
         theirs: list[dict] = []
         for i in range(runs):
@@ -337,9 +387,9 @@ async def run_mode(mode: str, runs: int, curl: str, engine: Engine) -> dict:
             for who in order:
                 time.sleep(PAUSE_S)
                 if who == "engine":
-                    ours.append(await engine_call(engine, server, url))
+                    ours.append(await engine_call(engine, server, url, http2))
                 else:
-                    theirs.append(curl_call(curl, server, url, body))
+                    theirs.append(curl_call(curl, server, url, body, http2))
         return summarize(mode, ours, theirs)
     finally:
         server.stop()
@@ -486,7 +536,7 @@ async def main_async(args: argparse.Namespace, curl: str) -> dict:
     engine = Engine()
     try:
         results = {}
-        for mode in ("plain", "tls"):
+        for mode in args.modes:
             results[mode] = await run_mode(mode, args.runs, curl, engine)
         return results
     finally:
@@ -497,6 +547,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=40, help="measured cold calls per client and mode (default 40)")
     parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout instead of tables")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=("plain", "tls", "h2"),
+        default=["plain", "tls", "h2"],
+        help="h2: HTTP/2 over TLS, against curl --http2 (default: all three)",
+    )
     parser.add_argument("--curl", default=shutil.which("curl") or "/usr/bin/curl", help="curl binary")
     args = parser.parse_args()
     if args.runs < 1:

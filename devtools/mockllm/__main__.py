@@ -25,6 +25,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: any free port, shown at start)")
     parser.add_argument("--tls", action="store_true", help="serve HTTPS with a freshly generated local CA")
+    parser.add_argument(
+        "--http2", action="store_true", help="with --tls, also offer h2 by ALPN and speak HTTP/2 to clients picking it"
+    )
     parser.add_argument("--ca-out", metavar="FILE", help="with --tls, also write the CA certificate (PEM) here")
     for name in KNOB_OPTIONS:
         parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N", help=f"default {name}")
@@ -47,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if options["ca_out"] and not options["tls"]:
         return fail("--ca-out needs --tls")
+    if options["http2"] and not options["tls"]:
+        return fail("--http2 needs --tls (HTTP/2 is negotiated by ALPN)")
     defaults = {name: options[name] for name in KNOB_OPTIONS if options[name] is not None}
     for item in options["knob"]:
         name, sep, value = item.partition("=")
@@ -57,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     host, port = options["host"], options["port"]
     try:
         # on_ready's default prints the "mockllm serving URL" line, flushed: launchers read it through a pipe.
-        serve(host, port, options["tls"], options["ca_out"], defaults)
+        serve(host, port, options["tls"], options["ca_out"], defaults, http2=options["http2"])
     except KnobError as exc:
         return fail(str(exc))
     except KeyboardInterrupt:  # a Ctrl-C that lands before the signal handlers are installed

@@ -651,6 +651,7 @@ def serve(
     ca_out: str | None = None,
     defaults: dict[str, Any] | None = None,
     on_ready: Callable[[str], None] | None = None,
+    http2: bool = False,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then return normally; OSError when the address is taken.
 
@@ -658,7 +659,7 @@ def serve(
     """
 
     async def run() -> None:
-        server = MockLLMServer(host, port, tls, defaults)
+        server = MockLLMServer(host, port, tls, defaults, http2=http2)
         await server.start()
         try:
             if ca_out and server.ca_pem_path:
