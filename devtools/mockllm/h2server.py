@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ import h2.exceptions
 
 from devtools.mockllm.formats import ANSWER, META, TOKEN
 from devtools.mockllm.server import READ_SIZE, _Out, _Request, _split_points
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from devtools.mockllm.server import MockLLMServer
@@ -181,8 +184,11 @@ async def _serve_stream(server: MockLLMServer, ex: _Exchange, accepted_ns: int, 
             with contextlib.suppress(h2.exceptions.ProtocolError):
                 conn.h2.reset_stream(ex.sid, error_code=h2.errors.ErrorCodes.INTERNAL_ERROR)
             await conn.flush()
-    except (h2.exceptions.StreamClosedError, OSError):
-        pass  # the client reset the stream or left: routine
+    except (h2.exceptions.ProtocolError, OSError) as exc:
+        # The client reset the stream or left (StreamClosedError is one of h2's ProtocolErrors): routine.
+        log.debug("mockllm h2 stream %d ended: %r", ex.sid, exc)
+    except Exception:  # a bug here must not pass silently, nor take the connection down
+        log.exception("mockllm: unexpected error on an HTTP/2 stream")
     finally:
         conn.streams.pop(ex.sid, None)
 

@@ -90,8 +90,10 @@ class Engine:
                     raise ConfigProblem("ca_bundle", "the file holds no PEM certificate") from None
                 except OSError:
                     raise ConfigProblem("ca_bundle", "the file cannot be read on this worker") from None
-            # h2 first when the probe asks for HTTP/2: the server picks.
-            ctx.set_alpn_protocols(["h2", "http/1.1"] if http2 else ["http/1.1"])
+            # httpcore sets the same list on every connection it opens
+            # (["http/1.1", "h2"] with HTTP/2): the server picks by its own
+            # preference. Set here too so the context is right on its own.
+            ctx.set_alpn_protocols(["http/1.1", "h2"] if http2 else ["http/1.1"])
             self._contexts[(ca_bundle, http2)] = ctx
         return ctx
 
