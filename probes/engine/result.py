@@ -38,7 +38,7 @@ OUTCOMES = (
     CONFIG_ERROR,
 )
 
-STYLES = ("openai", "anthropic", "gemini", "http")
+STYLES = ("openai", "responses", "anthropic", "gemini", "http")
 
 COLD = "cold"
 WARM = "warm"
