@@ -17,10 +17,12 @@ are taken inside curl, from the start of its transfer, so the cost of starting t
 not in them.
 
 Goals: median error of ttfb, ttft and total within 1 ms; connect and ttfb medians within 1 ms of curl.
-Three modes: plain HTTP/1.1, HTTP/1.1 over TLS, and HTTP/2 over TLS (the mock started with --http2, our
-engine with http_version 2, curl with --http2; both must have negotiated HTTP/2 or the call fails).
+Modes: one API style over plain HTTP, TLS or HTTP/2 over TLS: OpenAI chat completions over plain HTTP/1.1,
+HTTP/1.1 over TLS and HTTP/2 over TLS (the mock started with --http2, our engine with http_version 2-only, curl
+with --http2; both must have negotiated HTTP/2 or the call fails), and the OpenAI Responses API over plain HTTP
+and TLS (its typed events: TTFT is the first response.output_text.delta, after the lifecycle events).
 
-    .venv/bin/python bench/probe_accuracy.py [--runs 40] [--json]
+    .venv/bin/python bench/probe_accuracy.py [--runs 40] [--modes plain,tls,h2,responses,responses-tls] [--json]
 
 Exit status: 0 when the benchmark ran (goals met or not: see PASS/MISS), 1 when it could not run.
 """
@@ -60,6 +62,15 @@ KNOBS = {"headers_delay_ms": 50, "ttft_ms": 100, "tokens": 20, "gap_ms": 10}
 GOAL_MS = 1.0
 WARMUP_RUNS = 3
 PAUSE_S = 0.02  # between calls, so that the previous connection's teardown is not in the next call
+# mode: (API style, its path on the mock server, TLS)
+# mode: (API style, path, TLS, HTTP/2)
+MODES = {
+    "plain": ("openai", "/v1/chat/completions", False, False),
+    "tls": ("openai", "/v1/chat/completions", True, False),
+    "h2": ("openai", "/v1/chat/completions", True, True),
+    "responses": ("responses", "/v1/responses", False, False),
+    "responses-tls": ("responses", "/v1/responses", True, False),
+}
 _SERVING = re.compile(r"mockllm serving (\S+)(?: ca=(\S+))?")
 
 
@@ -226,11 +237,11 @@ ERROR_PHASES = (
 )
 
 
-async def engine_call(engine: Engine, server: MockServer, url: str, http2: bool = False) -> dict:
+async def engine_call(engine: Engine, server: MockServer, url: str, style: str = "openai", http2: bool = False) -> dict:
     rid = f"acc-engine-{uuid.uuid4().hex}"
     spec = ProbeSpec(
         url=url,
-        style="openai",
+        style=style,
         model="m",
         timeout_s=30,
         ca_bundle=server.ca_path,
@@ -363,21 +374,21 @@ def _trace_headers_ms(text: str) -> float | None:
 
 
 async def run_mode(mode: str, runs: int, curl: str, engine: Engine) -> dict:
-    http2 = mode == "h2"
-    server = MockServer(tls=mode in ("tls", "h2"), extra_args=("--http2",) if http2 else ())
+    style, path, tls, http2 = MODES[mode]
+    server = MockServer(tls=tls, extra_args=("--http2",) if http2 else ())
     try:
         server.start()
-        # Host "localhost" for both clients and both modes, so that both have a name to resolve.
-        url = f"{with_host(server.base_url, 'localhost')}/v1/chat/completions?{urlencode(KNOBS)}"
+        # Host "localhost" for both clients and every mode, so that both have a name to resolve.
+        url = f"{with_host(server.base_url, 'localhost')}{path}?{urlencode(KNOBS)}"
         # Exactly the body our engine sends, so that curl uploads the same bytes.
-        plan = STYLES["openai"].plan(ProbeSpec(url=url, style="openai", model="m"), None)
+        plan = STYLES[style].plan(ProbeSpec(url=url, style=style, model="m"), None)
         body = plan.body.decode()
         log(
             f"[{mode}] mock server pid {server.pid} at {server.base_url}; {WARMUP_RUNS} warm-up calls each, "
             f"then {runs} measured"
         )
         for _ in range(WARMUP_RUNS):  # thread pools, imports, page cache: paid here, not in the figures
-            await engine_call(engine, server, url, http2)
+            await engine_call(engine, server, url, style, http2)
             curl_call(curl, server, url, body, http2)
         ours: list[dict] = []
         theirs: list[dict] = []
@@ -387,7 +398,7 @@ async def run_mode(mode: str, runs: int, curl: str, engine: Engine) -> dict:
             for who in order:
                 time.sleep(PAUSE_S)
                 if who == "engine":
-                    ours.append(await engine_call(engine, server, url, http2))
+                    ours.append(await engine_call(engine, server, url, style, http2))
                 else:
                     theirs.append(curl_call(curl, server, url, body, http2))
         return summarize(mode, ours, theirs)
@@ -448,7 +459,7 @@ def goals(results: dict) -> list[dict]:
         # run (we build the SSL context once, before the clock starts), so
         # curl's raw TTFB is slower by that; the fair TLS comparison is the
         # time to first byte after the handshake. Raw TTFB is printed too.
-        for phase in ("connect", "ttfb" if mode == "plain" else "ttfb_after_handshake"):
+        for phase in ("connect", "ttfb_after_handshake" if MODES[mode][2] else "ttfb"):
             value = res["medians_ms"][phase]["diff"]
             out.append(
                 {
@@ -469,7 +480,7 @@ def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_v
     print(
         f"  {runs} cold calls per client and mode, alternating; server knobs "
         + " ".join(f"{k}={v}" for k, v in KNOBS.items())
-        + " (openai stream)"
+        + " (openai stream: plain, tls; Responses API stream: responses, responses-tls)"
     )
     load = machine["loadavg"]
     print(
@@ -483,12 +494,12 @@ def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_v
     )
     print()
     print("1. Our error against the server's timestamps, ms (measured - (server_ns - start_ns)/1e6)")
-    print(f"   {'phase':<6} {'mode':<6} {'median':>8} {'p90':>8} {'max':>8}  {'n':>3}  goal")
+    print(f"   {'phase':<6} {'mode':<13} {'median':>8} {'p90':>8} {'max':>8}  {'n':>3}  goal")
     for phase, _, _ in ERROR_PHASES:
         for mode, res in results.items():
             e = res["error_ms"][phase]
             print(
-                f"   {phase:<6} {mode:<6} {fmt(e['median'], True):>8} {fmt(e['p90'], True):>8} "
+                f"   {phase:<6} {mode:<13} {fmt(e['median'], True):>8} {fmt(e['p90'], True):>8} "
                 f"{fmt(e['max'], True):>8}  {e['n']:>3}  |median| <= {GOAL_MS:g}  {verdict[(mode, 'error', phase)]}"
             )
     print("   (ttfb: response headers read vs headers_sent_ns; ttft: first token event read vs first_token_ns;")
@@ -496,7 +507,7 @@ def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_v
     print()
     print("2. Our medians beside curl's, ms (curl -w: dns=namelookup, connect=connect-namelookup,")
     print("   tls=appconnect-connect, ttfb=starttransfer, total=total; curl's process start is not in them)")
-    print(f"   {'phase':<17} {'mode':<6} {'ours':>9} {'curl':>9} {'ours-curl':>10}  goal")
+    print(f"   {'phase':<17} {'mode':<13} {'ours':>9} {'curl':>9} {'ours-curl':>10}  goal")
     for phase in PHASES:
         for mode, res in results.items():
             s = res["medians_ms"][phase]
@@ -505,7 +516,7 @@ def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_v
             key = (mode, "vs_curl", phase)
             goal = f"|diff| <= {GOAL_MS:g}  {verdict[key]}" if key in verdict else "(context)"
             print(
-                f"   {phase:<17} {mode:<6} {fmt(s['ours']):>9} {fmt(s['curl']):>9} {fmt(s['diff'], True):>10}  {goal}"
+                f"   {phase:<17} {mode:<13} {fmt(s['ours']):>9} {fmt(s['curl']):>9} {fmt(s['diff'], True):>10}  {goal}"
             )
     print("   ttfb_after_handshake: ttfb minus dns, connect and tls. Over TLS it is the goal's measure: curl loads")
     print("   its CA file inside every handshake, while we build the SSL context once before the clock starts.")
@@ -546,18 +557,19 @@ async def main_async(args: argparse.Namespace, curl: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=40, help="measured cold calls per client and mode (default 40)")
-    parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout instead of tables")
     parser.add_argument(
         "--modes",
-        nargs="+",
-        choices=("plain", "tls", "h2"),
-        default=["plain", "tls", "h2"],
-        help="h2: HTTP/2 over TLS, against curl --http2 (default: all three)",
+        default=",".join(MODES),
+        type=lambda text: text.split(","),
+        help=f"comma-separated, of {', '.join(MODES)} (default: all)",
     )
+    parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout instead of tables")
     parser.add_argument("--curl", default=shutil.which("curl") or "/usr/bin/curl", help="curl binary")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if unknown := [mode for mode in args.modes if mode not in MODES]:
+        parser.error(f"--modes: unknown {', '.join(unknown)} (known: {', '.join(MODES)})")
     try:
         version = subprocess.run([args.curl, "--version"], check=False, capture_output=True, text=True, timeout=10)
         curl_version = version.stdout.split("\n")[0].split(" (")[0]

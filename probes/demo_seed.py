@@ -68,9 +68,11 @@ TARGETS = [
         {"ttft_ms": 280, "jitter_ms": 90},
     ),
     (
+        # Same name as before the Responses style (update_or_create finds it by name); OpenAI's
+        # reasoning models are served by the Responses API, so the demo calls it that way.
         "Demo OpenAI-style reasoning (GCP us-west1)",
-        "openai",
-        "/v1/chat/completions",
+        "responses",
+        "/v1/responses",
         "demo-reasoner",
         "GCP us-west1, The Dalles, Oregon",
         45.5946,
@@ -197,7 +199,8 @@ def seed_real_users(now: datetime | None = None, seed: int = 14) -> int:
                             "span",
                             at,
                             place,
-                            provider=target.api_style,
+                            # gen_ai.provider.name: OpenAI's for both of its API styles.
+                            provider="openai" if target.api_style == "responses" else target.api_style,
                             model=target.model,
                             operation="chat",
                             service="demo app",

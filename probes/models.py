@@ -43,6 +43,7 @@ ENGINE_FIELDS = tuple(name for name in MEASUREMENT_FIELDS if name != "started_at
 
 STYLE_LABELS = {
     "openai": _("OpenAI-compatible chat completions"),
+    "responses": _("OpenAI Responses API"),
     "anthropic": _("Anthropic Messages"),
     "gemini": _("Google Gemini"),
     "http": _("Plain HTTP (phases only, no tokens)"),
@@ -370,7 +371,7 @@ class Target(models.Model):
                 "%(model)s."
             ) % {"model": named}
         if not self.model:
-            if self.api_style in ("openai", "anthropic"):
+            if self.api_style in ("openai", "responses", "anthropic"):
                 errors["model"] = f"A model is required for the {STYLE_LABELS[self.api_style]} style."
             elif self.api_style == "gemini" and self.url and not self.url_names_model:
                 errors["model"] = (

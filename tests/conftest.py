@@ -68,6 +68,7 @@ def make_probe(db):
 
 STYLE_PATHS = {
     "openai": "/v1/chat/completions",
+    "responses": "/v1/responses",
     "anthropic": "/v1/messages",
     "gemini": "/v1beta/models/mock-model:streamGenerateContent",
     "http": "/health",

@@ -20,7 +20,10 @@ KNOB_OPTIONS = ("ttft_ms", "tokens", "gap_ms", "headers_delay_ms", "reasoning_to
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m devtools.mockllm",
-        description="Serve mock OpenAI, Anthropic and Gemini APIs with configurable timing and faults.",
+        description=(
+            "Serve mock OpenAI (chat completions and Responses), Anthropic and Gemini APIs "
+            "with configurable timing and faults."
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: any free port, shown at start)")

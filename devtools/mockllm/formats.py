@@ -1,4 +1,4 @@
-"""The mock server's wire formats: what an OpenAI, Anthropic or Gemini answer
+"""The mock server's wire formats: what an OpenAI (chat or Responses), Anthropic or Gemini answer
 (streamed or whole) and error look like, item by item. Kept apart from the
 HTTP side (devtools/mockllm/server.py), which serves them."""
 
@@ -36,7 +36,11 @@ class _Format:
     def __init__(self, model: str, body: dict[str, Any], knobs: dict[str, Any], max_tokens: Any) -> None:
         self.model, self.knobs = model, knobs
         self.id, self.created = uuid.uuid4().hex[:24], int(time.time())
-        prompt = {k: v for k, v in body.items() if k in ("messages", "system", "contents", "systemInstruction")}
+        prompt = {
+            k: v
+            for k, v in body.items()
+            if k in ("messages", "system", "contents", "systemInstruction", "input", "instructions")
+        }
         self.prompt_tokens = max(1, len(_dumps(prompt)) // 4)
         self.capped = type(max_tokens) is int and 0 <= max_tokens < knobs["tokens"]
         self.answer = max_tokens if self.capped else knobs["tokens"]
@@ -263,8 +267,131 @@ class _Gemini(_Format):
         return self.response(parts, True)
 
 
-FORMATS: dict[str, type[_OpenAI | _Anthropic | _Gemini]] = {
+class _Responses(_Format):
+    """OpenAI's Responses API: typed events, each with its sequence number."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.seq = 0
+        self.msg_id, self.rs_id = "msg_mock" + self.id, "rs_mock" + self.id
+
+    def ev(self, data: dict[str, Any]) -> bytes:
+        data = {"type": data["type"], "sequence_number": self.seq, **data}
+        self.seq += 1
+        return self.sse(data, event=data["type"])
+
+    def usage(self) -> dict[str, Any] | None:
+        if not self.knobs["usage"]:
+            return None
+        return {
+            "input_tokens": self.prompt_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": self.completion_tokens,
+            "output_tokens_details": {"reasoning_tokens": self.reasoning},
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+        }
+
+    def response(self, status: str, output: list[dict[str, Any]], error: Any = None) -> dict[str, Any]:
+        final = status in ("completed", "incomplete")
+        return {
+            "id": "resp_mock" + self.id,
+            "object": "response",
+            "created_at": self.created,
+            "status": status,
+            "model": self.model,
+            "output": output,
+            "error": error,
+            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "instructions": None,
+            "max_output_tokens": None,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "temperature": 1.0,
+            "top_p": 1.0,
+            "text": {"format": {"type": "text"}},
+            "usage": self.usage() if final else None,
+            "metadata": {},
+        }
+
+    def reasoning_item(self, done: bool) -> dict[str, Any]:
+        summary = [{"type": "summary_text", "text": "".join(self.reasoning_words)}] if done else []
+        return {"id": self.rs_id, "type": "reasoning", "summary": summary}
+
+    def text_part(self, done: bool) -> dict[str, Any]:
+        return {"type": "output_text", "text": "".join(self.answer_words) if done else "", "annotations": []}
+
+    def message_item(self, done: bool) -> dict[str, Any]:
+        status = ("incomplete" if self.capped else "completed") if done else "in_progress"
+        content = [self.text_part(True)] if done else []
+        return {"id": self.msg_id, "type": "message", "role": "assistant", "status": status, "content": content}
+
+    def output(self) -> list[dict[str, Any]]:
+        return ([self.reasoning_item(True)] if self.reasoning else []) + [self.message_item(True)]
+
+    def stream(self) -> Iterator[tuple[int, bytes]]:
+        yield META, self.ev({"type": "response.created", "response": self.response("in_progress", [])})
+        yield META, self.ev({"type": "response.in_progress", "response": self.response("in_progress", [])})
+        index = 1 if self.reasoning else 0
+        where = {"item_id": self.msg_id, "output_index": index, "content_index": 0}
+        rs_where = {"item_id": self.rs_id, "output_index": 0, "summary_index": 0}
+        if self.reasoning:
+            yield (
+                META,
+                self.ev({"type": "response.output_item.added", "output_index": 0, "item": self.reasoning_item(False)}),
+            )
+            part = {"type": "summary_text", "text": ""}
+            yield META, self.ev({"type": "response.reasoning_summary_part.added", **rs_where, "part": part})
+        else:
+            yield (
+                META,
+                self.ev({"type": "response.output_item.added", "output_index": 0, "item": self.message_item(False)}),
+            )
+            yield META, self.ev({"type": "response.content_part.added", **where, "part": self.text_part(False)})
+        yield WAIT, b""
+        if self.reasoning:
+            for word in self.reasoning_words:
+                yield TOKEN, self.ev({"type": "response.reasoning_summary_text.delta", **rs_where, "delta": word})
+            text = "".join(self.reasoning_words)
+            yield META, self.ev({"type": "response.reasoning_summary_text.done", **rs_where, "text": text})
+            part = {"type": "summary_text", "text": text}
+            yield META, self.ev({"type": "response.reasoning_summary_part.done", **rs_where, "part": part})
+            item = self.reasoning_item(True)
+            yield META, self.ev({"type": "response.output_item.done", "output_index": 0, "item": item})
+            yield (
+                META,
+                self.ev({"type": "response.output_item.added", "output_index": 1, "item": self.message_item(False)}),
+            )
+            yield META, self.ev({"type": "response.content_part.added", **where, "part": self.text_part(False)})
+        yield from self.answers(
+            lambda word, last: self.ev({"type": "response.output_text.delta", **where, "delta": word, "logprobs": []})
+        )
+        text = "".join(self.answer_words)
+        yield META, self.ev({"type": "response.output_text.done", **where, "text": text, "logprobs": []})
+        yield META, self.ev({"type": "response.content_part.done", **where, "part": self.text_part(True)})
+        yield (
+            META,
+            self.ev({"type": "response.output_item.done", "output_index": index, "item": self.message_item(True)}),
+        )
+        # Capped by max_output_tokens: the API ends with response.incomplete instead.
+        status = "incomplete" if self.capped else "completed"
+        yield META, self.ev({"type": "response." + status, "response": self.response(status, self.output())})
+
+    def error(self) -> bytes:
+        error = {"code": "server_error", "message": SERVER_ERROR + self.echo}
+        return self.ev({"type": "response.failed", "response": self.response("failed", [], error)})
+
+    def malformed(self) -> bytes:
+        data = ("Invalid request." + self.echo) if self.echo else '{"choices": [tru'
+        return self.sse(data, event="response.output_text.delta")
+
+    def complete(self) -> dict[str, Any]:
+        return self.response("incomplete" if self.capped else "completed", self.output())
+
+
+FORMATS: dict[str, type[_OpenAI | _Responses | _Anthropic | _Gemini]] = {
     "openai": _OpenAI,
+    "responses": _Responses,
     "anthropic": _Anthropic,
     "gemini": _Gemini,
 }
@@ -273,7 +400,7 @@ _GEMINI_STATUS = {400: "INVALID_ARGUMENT", 405: "INVALID_ARGUMENT", 429: "RESOUR
 
 def error_body(style: str, status: int, message: str, **extra: Any) -> dict[str, Any]:
     """Each provider's error JSON, so that clients classify errors as they would in production."""
-    if style == "openai":
+    if style in ("openai", "responses"):
         kind, code = {429: ("requests", "rate_limit_exceeded"), 500: ("server_error", None)}.get(
             status, ("invalid_request_error", None)
         )

@@ -1,6 +1,6 @@
 """The mock LLM API server: HTTP/1.1 on h11, with the timing and faults its knobs ask for.
 
-It speaks the OpenAI Chat Completions, Anthropic Messages and Gemini generateContent wire formats
+It speaks the OpenAI Chat Completions and Responses, Anthropic Messages and Gemini generateContent wire formats
 (formats.py) well enough for the official SDKs and our probes, over real sockets with optional TLS.
 Timing and failures are driven by knobs (knobs.py), so a test can ask for a 300 ms time to first
 token or a stream that dies half way, then compare what its client measured with the server-side
@@ -55,6 +55,7 @@ from devtools.mockllm.formats import (
     _dumps,
     _Gemini,
     _OpenAI,
+    _Responses,
     error_body,
 )
 from devtools.mockllm.knobs import MID_FAULTS, KnobError, credential_record, echo_text, parse_knob, resolve_knobs
@@ -67,6 +68,7 @@ LINE_LIMIT = 64 * 1024  # the longest request head we accept
 READ_SIZE = 65536
 IDLE_TIMEOUT_S = 120.0
 _REASONS = {status.value: status.phrase.encode() for status in http.HTTPStatus}
+_PATH_STYLES = {"/v1/chat/completions": "openai", "/v1/responses": "responses", "/v1/messages": "anthropic"}
 _GEMINI_RE = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent)")
 
 
@@ -432,8 +434,8 @@ class MockLLMServer:
             return await self._send(conn.out({}), 200 if rec else 404, rec or {"error": "unknown request id"})
 
         style, model, stream = "http", "", False
-        if path in ("/v1/chat/completions", "/v1/messages"):
-            style = "openai" if path == "/v1/chat/completions" else "anthropic"
+        if path in _PATH_STYLES:
+            style = _PATH_STYLES[path]
         elif gemini := _GEMINI_RE.fullmatch(path):
             style, model, stream = "gemini", unquote(gemini.group(1)), gemini.group(2) == "streamGenerateContent"
         # Capped: the log keeps 10,000 ids and must not become a memory sink.
@@ -493,7 +495,9 @@ class MockLLMServer:
 
         config = body.get("generationConfig")
         max_tokens = (
-            body.get("max_completion_tokens", body.get("max_tokens"))
+            body.get("max_output_tokens")
+            if style == "responses"
+            else body.get("max_completion_tokens", body.get("max_tokens"))
             if style != "gemini"
             else config.get("maxOutputTokens")
             if isinstance(config, dict)
@@ -547,7 +551,7 @@ class MockLLMServer:
         self,
         out: _Out,
         reader: asyncio.StreamReader,
-        fmt: _OpenAI | _Anthropic | _Gemini,
+        fmt: _OpenAI | _Responses | _Anthropic | _Gemini,
         fault: str,
         first_delay: float,
     ) -> bool:

@@ -38,7 +38,7 @@ OUTCOMES = (
     CONFIG_ERROR,
 )
 
-STYLES = ("openai", "anthropic", "gemini", "http")
+STYLES = ("openai", "responses", "anthropic", "gemini", "http")
 
 # The HTTP version a target asks for. "1.1" (the default, what the official
 # Python SDKs speak); "2": offer h2 over ALPN and measure over whatever the

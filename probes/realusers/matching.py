@@ -12,16 +12,18 @@ import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-# gen_ai.provider.name (and the older gen_ai.system) values, to the api_style of targets that serve them.
+# gen_ai.provider.name (and the older gen_ai.system) values, to the api_styles of targets that serve them:
+# OpenAI serves both chat completions and the Responses API.
+_OPENAI = ("openai", "responses")
 PROVIDER_STYLES = {
-    "openai": "openai",
-    "azure.ai.openai": "openai",
-    "az.ai.openai": "openai",
-    "anthropic": "anthropic",
-    "gcp.gemini": "gemini",
-    "gcp.vertex_ai": "gemini",
-    "gemini": "gemini",
-    "vertex_ai": "gemini",
+    "openai": _OPENAI,
+    "azure.ai.openai": _OPENAI,
+    "az.ai.openai": _OPENAI,
+    "anthropic": ("anthropic",),
+    "gcp.gemini": ("gemini",),
+    "gcp.vertex_ai": ("gemini",),
+    "gemini": ("gemini",),
+    "vertex_ai": ("gemini",),
 }
 
 # Targets change when an admin edits one; a web process re-reads them at most this often.
@@ -66,8 +68,8 @@ def matcher() -> Callable[[str, str, str], int | None]:
             if h:
                 hits = [t for t in targets if t[1] == h and _model_matches(t[2], m)]
             else:
-                style = PROVIDER_STYLES.get(p)
-                hits = [t for t in targets if _model_matches(t[2], m) and (style is None or t[3] == style)]
+                styles = PROVIDER_STYLES.get(p)
+                hits = [t for t in targets if _model_matches(t[2], m) and (styles is None or t[3] in styles)]
             # The exact model wins over a dated one; an ambiguous call stays unmatched.
             exact = [t for t in hits if t[2] == m]
             hits = exact or hits

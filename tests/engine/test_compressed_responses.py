@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-STYLES = ["openai", "anthropic", "gemini"]
+STYLES = ["openai", "responses", "anthropic", "gemini"]
 # Tokens this far apart: a TTFT stamped on the wrong read would be off by one.
 GAP_MS = 100
 

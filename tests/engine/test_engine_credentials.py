@@ -10,10 +10,15 @@ import pytest
 from tests.support import mock_log
 
 SECRET = "sk-latency-test-0123456789abcdef"
-EXPECTED_HEADER = {"openai": "authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
+EXPECTED_HEADER = {
+    "openai": "authorization",
+    "responses": "authorization",
+    "anthropic": "x-api-key",
+    "gemini": "x-goog-api-key",
+}
 
 
-@pytest.mark.parametrize("style", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("style", ["openai", "responses", "anthropic", "gemini"])
 def test_key_is_sent_in_the_styles_header(style, server, probe_url, measure, monkeypatch):
     monkeypatch.setenv("LATENCY_TEST_KEY", SECRET)
     rid = uuid.uuid4().hex

@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-STYLES = ["openai", "anthropic", "gemini"]
+STYLES = ["openai", "responses", "anthropic", "gemini"]
 
 
 def test_unresolvable_host_is_dns_error(measure):

@@ -5,7 +5,7 @@ import pytest
 PHASE_ORDER = ("ttfb_ms", "first_event_ms", "ttft_ms", "ttfat_ms", "total_ms")
 
 
-@pytest.mark.parametrize("style", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("style", ["openai", "responses", "anthropic", "gemini"])
 def test_healthy_stream_is_ok_with_every_phase(style, server, probe_url, measure):
     m = measure(probe_url(server, style, tokens=6, reasoning_tokens=2, gap_ms=15), style, server)
     assert m.outcome == "ok", m.error
@@ -19,7 +19,7 @@ def test_healthy_stream_is_ok_with_every_phase(style, server, probe_url, measure
     assert m.remote_addr in ("127.0.0.1", "::1")
 
 
-@pytest.mark.parametrize("style", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("style", ["openai", "responses", "anthropic", "gemini"])
 def test_output_tokens_come_from_provider_usage(style, server, probe_url, measure):
     m = measure(probe_url(server, style, tokens=7, reasoning_tokens=3), style, server)
     assert (m.output_tokens, m.tokens_estimated) == (10, False)

@@ -7,7 +7,7 @@ import pytest
 
 from tests.support import mock_log
 
-STYLES = ["openai", "anthropic", "gemini"]
+STYLES = ["openai", "responses", "anthropic", "gemini"]
 # The mock sends the milestone's successor this long after it. How close our
 # stamps come to the server's send times (a fraction of a millisecond) is
 # bench/probe_accuracy.py's figure; a test on a loaded machine can only

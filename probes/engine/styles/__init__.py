@@ -5,9 +5,10 @@ from probes.engine.styles.base import RequestPlan, StreamState, Style
 from probes.engine.styles.gemini import GeminiStream
 from probes.engine.styles.http import PlainHTTP
 from probes.engine.styles.openai import OpenAIChat
+from probes.engine.styles.responses import OpenAIResponses
 
 STYLES: dict[str, Style] = {
-    style.name: style for style in (OpenAIChat(), AnthropicMessages(), GeminiStream(), PlainHTTP())
+    style.name: style for style in (OpenAIChat(), OpenAIResponses(), AnthropicMessages(), GeminiStream(), PlainHTTP())
 }
 
 __all__ = ["STYLES", "RequestPlan", "StreamState", "Style"]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('probes', '0010_real_users'),
+        ('probes', '0011_responses_style'),
     ]
 
     operations = [
