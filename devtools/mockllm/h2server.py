@@ -22,8 +22,8 @@ import h2.errors
 import h2.events
 import h2.exceptions
 
-from devtools.mockllm.formats import ANSWER, META, TOKEN
-from devtools.mockllm.server import READ_SIZE, _Out, _Request, _split_points
+from devtools.mockllm.formats import META
+from devtools.mockllm.server import READ_SIZE, _Out, _Request, _split_points, stamp_event
 
 log = logging.getLogger(__name__)
 
@@ -149,14 +149,7 @@ class _H2Out(_Out):
             if self.encoding != "identity"
             else (_split_points(data) if self.split else [data])
         )
-        now = time.monotonic_ns()
-        for key, applies in (
-            ("first_event_ns", True),
-            ("first_token_ns", kind in (TOKEN, ANSWER)),
-            ("first_answer_ns", kind == ANSWER),
-        ):
-            if applies and self.rec.get(key) is None:
-                self.rec[key] = now
+        stamp_event(self.rec, kind)
         for i, piece in enumerate(pieces):
             last = i == len(pieces) - 1
             if i:

@@ -72,6 +72,19 @@ _PATH_STYLES = {"/v1/chat/completions": "openai", "/v1/responses": "responses", 
 _GEMINI_RE = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent)")
 
 
+def stamp_event(rec: dict[str, Any], kind: int) -> None:
+    """The log's first-event, first-token and first-answer stamps of a stream, taken right before the event's
+    first write (HTTP/1.1 and HTTP/2 alike), each only the first time."""
+    now = time.monotonic_ns()
+    for key, applies in (
+        ("first_event_ns", True),
+        ("first_token_ns", kind in (TOKEN, ANSWER)),
+        ("first_answer_ns", kind == ANSWER),
+    ):
+        if applies and rec.get(key) is None:
+            rec[key] = now
+
+
 def _split_points(data: bytes) -> list[bytes]:
     """Cut one SSE event at the places incremental parsers get wrong."""
     cuts = {3}  # inside the field name, before a parser has seen the colon
@@ -244,14 +257,7 @@ class _Out:
         if end:
             # The terminator rides with the last event: a client sees the end as soon as the last event.
             frames[-1] += self.conn.h11.send(h11.EndOfMessage())
-        now = time.monotonic_ns()
-        for key, applies in (
-            ("first_event_ns", True),
-            ("first_token_ns", kind in (TOKEN, ANSWER)),
-            ("first_answer_ns", kind == ANSWER),
-        ):
-            if applies and self.rec.get(key) is None:
-                self.rec[key] = now
+        stamp_event(self.rec, kind)
         for i, frame in enumerate(frames):
             if i:
                 # Let each piece leave as its own TCP segment (TCP_NODELAY) instead of coalescing.
