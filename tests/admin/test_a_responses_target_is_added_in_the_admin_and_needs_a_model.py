@@ -29,7 +29,14 @@ def test_a_responses_target_without_a_model_is_refused(admin_client):
 
 
 def test_a_responses_target_with_a_model_is_stored(admin_client):
-    data = {"name": "Responses", "api_style": "responses", "url": URL, "model": "gpt-5-mini", "headers": "{}"}
+    data = {
+        "name": "Responses",
+        "api_style": "responses",
+        "url": URL,
+        "model": "gpt-5-mini",
+        "headers": "{}",
+        "http_version": "1.1",
+    }
     response = admin_client.post(reverse("admin:probes_target_add"), data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert Target.objects.values_list("api_style", "model").get() == ("responses", "gpt-5-mini")
