@@ -22,6 +22,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
+from probes.engine.providers import PROVIDER_LIST
 from probes.engine.result import (
     COLD,
     HTTP_1_1,
@@ -55,6 +56,8 @@ HTTP_VERSION_CHOICES = [
     (HTTP_2, _("HTTP/2, falling back to HTTP/1.1 when the server refuses it (the reason is stored)")),
     (HTTP_2_ONLY, _("HTTP/2 only: a server that refuses it is a failed call")),
 ]
+# Provider names are proper nouns, not translated.
+PROVIDER_CHOICES = [("", _("custom (none)"))] + [(p.key, p.label) for p in PROVIDER_LIST]
 CONNECTION_CHOICES = [
     (COLD, "cold (new connection: DNS, TCP and TLS are measured)"),
     (WARM, "warm (reused connection)"),
@@ -338,6 +341,18 @@ class Target(models.Model):
         default=HTTP_1_1,
         help_text=_("HTTP/2 is negotiated in the TLS handshake (ALPN), so it needs an https:// URL."),
     )
+    provider = models.CharField(
+        _("provider preset"),
+        max_length=32,
+        blank=True,
+        default="",
+        choices=PROVIDER_CHOICES,
+        help_text=_(
+            "The provider this endpoint belongs to, when it is one of the presets: it decides where providers "
+            "differ from their API style (the key's header, whether usage may be asked for). Empty: sent "
+            "exactly as the style defines."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -496,6 +511,7 @@ class Probe(models.Model):
             connection=self.connection,
             ca_bundle=target.ca_bundle,
             http_version=target.http_version,
+            provider=target.provider,
         )
 
 

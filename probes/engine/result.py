@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from probes.engine.providers import PROVIDER_KEYS
+
 # One place defines the outcome names.
 OK = "ok"
 DNS_ERROR = "dns_error"
@@ -83,6 +85,10 @@ class ProbeSpec:
     # See HTTP_VERSIONS. A spec sent by an older central site has no such
     # key: from_dict then leaves the default, 1.1.
     http_version: str = HTTP_1_1
+    # A provider preset's key (probes.engine.providers), "" for a custom
+    # target: it decides the request's shape where providers differ (the
+    # key's header, whether stream_options may be sent).
+    provider: str = ""
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -93,6 +99,8 @@ class ProbeSpec:
             raise ValueError(f"url must start with http:// or https:// (got {self.url!r})")
         if self.http_version not in HTTP_VERSIONS:
             raise ValueError(f"http_version must be one of {', '.join(HTTP_VERSIONS)} (got {self.http_version!r})")
+        if self.provider and self.provider not in PROVIDER_KEYS:
+            raise ValueError(f"provider must be one of {', '.join(PROVIDER_KEYS)} or empty (got {self.provider!r})")
         if self.timeout_s <= 0:
             raise ValueError("timeout must be positive")
         if self.max_tokens < 1:

@@ -14,10 +14,15 @@ from collections.abc import Iterator
 import pytest
 
 
-def test_a_stream_sent_in_one_burst_has_no_tokens_per_second(mockllm, probe_url, measure):
-    # No pause between tokens: the whole answer lands in a read or two,
-    # microseconds apart; (40 - 1) over that used to read as ~250,000 tok/s.
-    m = measure(probe_url(mockllm, "openai", tokens=40, gap_ms=0))
+def test_a_stream_sent_in_one_burst_has_no_tokens_per_second(measure):
+    # The whole answer leaves in one segment, so it lands in one read (the
+    # server writes it at once: a busy machine cannot spread it out); (40 - 1)
+    # over the microseconds between stamps used to read as ~250,000 tok/s.
+    server = LateFirstRead(first=40)
+    try:
+        m = measure(f"http://127.0.0.1:{server.port}/v1/chat/completions")
+    finally:
+        server.close()
     assert m.outcome == "ok"
     assert (m.output_tokens, m.tokens_estimated) == (40, False)
     assert m.tokens_per_s is None
@@ -36,10 +41,11 @@ def frame(payload: bytes) -> bytes:
 
 
 class LateFirstRead:
-    """A server whose first 30 tokens leave in one segment (what a reader
-    that came late finds waiting), then 10 more, one every 10 ms."""
+    """A server whose first 30 (`first`) tokens leave in one segment (what a
+    reader that came late finds waiting), then the rest of 40, one every 10 ms."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: int = 30) -> None:
+        self.first = first
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.sent: list[int] = []
@@ -57,9 +63,9 @@ class LateFirstRead:
             while len(request.split(b"\r\n\r\n", 1)[1]) < length:
                 request += conn.recv(65536)
             head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-            conn.sendall(head + b"".join(sse(f"w{i} ") for i in range(30)))
+            conn.sendall(head + b"".join(sse(f"w{i} ") for i in range(self.first)))
             self.sent.append(time.monotonic_ns())
-            for i in range(30, 40):
+            for i in range(self.first, 40):
                 time.sleep(0.01)
                 conn.sendall(sse(f"w{i} "))
                 self.sent.append(time.monotonic_ns())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from probes.engine.providers import AZURE_KEY, provider_for
 from probes.engine.sse import SSEEvent
 from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
 
@@ -22,15 +23,20 @@ class OpenAIChat(Style):
 
     def plan(self, spec: ProbeSpec, api_key: str | None) -> RequestPlan:
         headers = self.base_headers(spec)
+        provider = provider_for(spec.provider)
         if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
-        body = {
+            if provider is not None and provider.auth_header == AZURE_KEY:
+                headers[AZURE_KEY] = api_key
+            else:
+                headers["authorization"] = f"Bearer {api_key}"
+        body: dict[str, object] = {
             "model": spec.model,
             "messages": [{"role": "user", "content": spec.prompt}],
             "max_tokens": spec.max_tokens,
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if provider is None or provider.stream_options:
+            body["stream_options"] = {"include_usage": True}
         return RequestPlan("POST", spec.url, headers, json.dumps(body).encode())
 
     def on_event(self, event: SSEEvent, state: StreamState) -> None:
