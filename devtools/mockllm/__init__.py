@@ -1,6 +1,7 @@
 """The mock LLM server (tests, benchmarks, the demo): `python -m devtools.mockllm` runs it.
 
-server.py serves HTTP on h11, formats.py holds the providers' wire formats, knobs.py the knobs a
+server.py serves HTTP on h11, formats.py holds the providers' wire formats, dialects.py the
+OpenAI-compatible providers' variants of chat completions (the provider knob), knobs.py the knobs a
 request sets (timing, faults). Development tooling: the app packages never import it.
 """
 

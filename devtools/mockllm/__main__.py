@@ -22,7 +22,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m devtools.mockllm",
         description=(
             "Serve mock OpenAI (chat completions and Responses), Anthropic and Gemini APIs "
-            "with configurable timing and faults."
+            "with configurable timing and faults. Chat completions speak an OpenAI-compatible "
+            "provider's dialect with the provider knob (--knob provider=groq, ?provider=, or the "
+            "x-mock-provider header; Azure's /openai/deployments/NAME/chat/completions path chooses Azure's)."
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

@@ -14,8 +14,9 @@ SERVER_ERROR = "The server had an error while processing your request."
 
 # Kinds of stream items. META, TOKEN and ANSWER are written and decide which
 # timestamps a write sets; WAIT and HALF only tell the writer where the first
-# token delay goes and where mid-stream faults strike.
-META, TOKEN, ANSWER, WAIT, HALF = range(5)
+# token delay goes and where mid-stream faults strike. COMMENT is an SSE
+# comment (a keep-alive): written, but no event, so it sets no stamp.
+META, TOKEN, ANSWER, WAIT, HALF, COMMENT = range(6)
 
 ANSWER_WORDS = ["Hello", " from", " the", " mock", " server", ":", " tokens", " arrive", " one", " at", " a", " time"]
 REASONING_WORDS = ["Let", " me", " think", " about", " this", " step", " by", " step", "."]
@@ -32,6 +33,9 @@ def _dumps(obj: Any, indent: int | None = None) -> str:
 
 class _Format:
     """What one answer consists of, and the SSE framing shared by the providers."""
+
+    # Anthropic's ping is an event (a client's first event); the others' keep-alives are SSE comments.
+    ping_is_event = False
 
     def __init__(self, model: str, body: dict[str, Any], knobs: dict[str, Any], max_tokens: Any) -> None:
         self.model, self.knobs = model, knobs
@@ -53,6 +57,7 @@ class _Format:
         self.include_usage = knobs["usage"] and isinstance(options, dict) and options.get("include_usage") is True
         self.eol = "\r\n" if knobs["crlf"] else "\n"
         self.echo = ""  # the credential, as echo_key shows it, for error messages
+        self.pings = knobs["pings"]  # keep-alives while the first token is awaited
 
     @property
     def completion_tokens(self) -> int:
@@ -151,6 +156,8 @@ class _Anthropic(_Format):
             "stop_sequence": None,
             "usage": {"input_tokens": self.prompt_tokens, "output_tokens": output_tokens},
         }
+
+    ping_is_event = True
 
     def ping(self) -> bytes:
         return self.ev({"type": "ping"})

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from probes.engine.providers import PROVIDER_LIST
+
 FAULTS = ("none", "429", "500", "error_mid", "truncate", "stall", "malformed", "slow_headers")
 # echo_key: put the credential the request carried into the fault's error message (the 429/500 body, the
 # error_mid event, the malformed line), as some providers do, in one of these forms; tests check it never
@@ -21,12 +23,23 @@ ECHO_FORMS = ("none", "raw", "percent", "json", "repr")
 ERROR_FORMATS = ("json", "text")
 # encoding: compress bodies and streams whatever the client asked for (servers that ignore Accept-Encoding).
 ENCODINGS = ("identity", "gzip", "deflate")
-CHOICES = {"fault": FAULTS, "echo_key": ECHO_FORMS, "error_format": ERROR_FORMATS, "encoding": ENCODINGS}
+# provider: speak that preset's dialect of chat completions (devtools/mockllm/dialects.py); Azure's own
+# paths choose it too.
+PROVIDERS = ("none", *(p.key for p in PROVIDER_LIST if p.style == "openai"))
+CHOICES = {
+    "fault": FAULTS,
+    "echo_key": ECHO_FORMS,
+    "error_format": ERROR_FORMATS,
+    "encoding": ENCODINGS,
+    "provider": PROVIDERS,
+}
+# The headers a credential may travel in: bearer, Azure's api-key, Anthropic's, Gemini's.
+CREDENTIAL_HEADERS = ("authorization", "api-key", "x-api-key", "x-goog-api-key")
 MID_FAULTS = ("error_mid", "truncate", "stall")
 
 
 def credential_value(headers: Mapping[str, str]) -> str | None:
-    for name in ("authorization", "x-api-key", "x-goog-api-key"):
+    for name in CREDENTIAL_HEADERS:
         if name in headers:
             value = headers[name]
             return value[7:] if name == "authorization" and value.lower().startswith("bearer ") else value
@@ -50,7 +63,7 @@ def echo_text(headers: Mapping[str, str], form: str) -> str:
 def credential_record(headers: Mapping[str, str]) -> dict[str, str] | None:
     """Which header carried a credential, and a digest of it (never the value):
     lets tests check that a key was sent where its provider expects it."""
-    for name in ("authorization", "x-api-key", "x-goog-api-key"):
+    for name in CREDENTIAL_HEADERS:
         if name in headers:
             value = headers[name]
             if name == "authorization" and value.lower().startswith("bearer "):
@@ -87,6 +100,7 @@ KNOBS: dict[str, tuple[type, Any, float, float]] = {
     "echo_key": (str, "none", 0, 0),
     "error_format": (str, "json", 0, 0),
     "encoding": (str, "identity", 0, 0),
+    "provider": (str, "none", 0, 0),
     "fault_rate": (float, 1.0, 0, 1),
     "cold_start_after_s": (float, 0.0, 0, 86_400 * 365),
     "cold_start_ms": (float, 0.0, 0, MAX_MS),

@@ -43,8 +43,10 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import h11
 
+from devtools.mockllm.dialects import AZURE_PATH, Dialect, http_error_body, refusal
 from devtools.mockllm.formats import (
     ANSWER,
+    COMMENT,
     FORMATS,
     HALF,
     META,
@@ -75,6 +77,8 @@ _GEMINI_RE = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateCont
 def stamp_event(rec: dict[str, Any], kind: int) -> None:
     """The log's first-event, first-token and first-answer stamps of a stream, taken right before the event's
     first write (HTTP/1.1 and HTTP/2 alike), each only the first time."""
+    if kind == COMMENT:  # no event: a client's first event is still to come
+        return
     now = time.monotonic_ns()
     for key, applies in (
         ("first_event_ns", True),
@@ -440,8 +444,11 @@ class MockLLMServer:
             return await self._send(conn.out({}), 200 if rec else 404, rec or {"error": "unknown request id"})
 
         style, model, stream = "http", "", False
+        azure = AZURE_PATH.fullmatch(path)
         if path in _PATH_STYLES:
             style = _PATH_STYLES[path]
+        elif azure:
+            style, model = "openai", unquote(azure.group(1) or "")  # a deployment answers as its model
         elif gemini := _GEMINI_RE.fullmatch(path):
             style, model, stream = "gemini", unquote(gemini.group(1)), gemini.group(2) == "streamGenerateContent"
         # Capped: the log keeps 10,000 ids and must not become a memory sink.
@@ -449,10 +456,13 @@ class MockLLMServer:
         out = conn.out(self._new_record(rid, accepted_ns, tls_done_ns, req, path))
         head_only = req.method == "HEAD"
         reader = conn.reader
+        query = dict(parse_qsl(url.query, keep_blank_values=True))
         try:
-            knobs = resolve_knobs(dict(parse_qsl(url.query, keep_blank_values=True)), req.headers, self.defaults)
+            knobs = resolve_knobs(query, req.headers, self.defaults)
         except KnobError as exc:
             return await self._send(out, 400, error_body(style, 400, str(exc), knob=exc.knob), head_only)
+        # The dialect shapes chat completions only; Azure's paths speak Azure's.
+        provider = "azure-openai" if azure else knobs["provider"] if style == "openai" else "none"
         if req.method not in (("GET", "HEAD", "POST") if style == "http" else ("POST",)):
             body = error_body(style, 405, f"method {req.method} not allowed on {path}")
             return await self._send(out, 405, body, head_only, (("Allow", "POST"),))
@@ -466,6 +476,12 @@ class MockLLMServer:
                 return await self._send(out, 400, error_body(style, 400, "the request body must be a JSON object"))
             stream = stream or body.get("stream") is True
             model = model or str(body.get("model") or "mock-model")
+            out.rec.update(provider=provider, credential=credential_record(req.headers))
+            if style == "openai":
+                out.rec["stream_options"] = body.get("stream_options")
+            refused = refusal(provider, path, query, req.headers, body)
+            if refused is not None:
+                return await self._send(out, refused[0], refused[1], head_only)
 
         fault = knobs["fault"]
         if fault != "none" and self._random.random() >= knobs["fault_rate"]:
@@ -488,7 +504,7 @@ class MockLLMServer:
             extra = (("Retry-After", str(knobs["retry_after"])),) if status == 429 else ()
             if knobs["error_format"] == "text":
                 return await self._send(out, status, message.encode(), head_only, extra, ctype="text/plain")
-            return await self._send(out, status, error_body(style, status, message), head_only, extra)
+            return await self._send(out, status, http_error_body(provider, style, status, message), head_only, extra)
 
         if style == "http":
             payload = _dumps({"status": "ok"}).encode()
@@ -509,14 +525,18 @@ class MockLLMServer:
             if isinstance(config, dict)
             else None
         )
-        fmt = FORMATS[style](model, body, knobs, max_tokens)
+        fmt = (
+            Dialect(provider, model, body, knobs, max_tokens)
+            if provider != "none"
+            else FORMATS[style](model, body, knobs, max_tokens)
+        )
         fmt.echo = echo
         first_delay = out.rec["first_token_delay_ms"] = self._first_token_delay(model, knobs)
         if not stream:
             # A non-streamed answer only leaves once fully "generated".
             await self._sleep(first_delay + knobs["gap_ms"] * max(0, fmt.completion_tokens - 1), knobs)
             if fault == "error_mid":
-                return await self._send(out, 500, error_body(style, 500, SERVER_ERROR))
+                return await self._send(out, 500, http_error_body(provider, style, 500, SERVER_ERROR))
             return await self._send(out, 200, fmt.complete(), fault=fault, reader=reader, stall_s=knobs["stall_s"])
         extra = (("x-mock-fault", fault),) if fault != "none" else ()
         await out.head(200, "text/event-stream; charset=utf-8", None, extra)
@@ -569,11 +589,11 @@ class MockLLMServer:
         for i, (kind, data) in enumerate(items):
             if kind == WAIT:
                 # Pings fall inside the wait for the first token, where real servers send them.
-                pings = knobs["pings"]
+                pings = fmt.pings
                 share = self._jitter(first_delay, knobs) / (pings + 1)
                 for _ in range(pings):
                     await self._sleep(share)
-                    await out.event(fmt.ping())
+                    await out.event(fmt.ping(), META if fmt.ping_is_event else COMMENT)
                 await self._sleep(share)
                 if pings and data:
                     await out.event(data)

@@ -84,18 +84,38 @@ def error_details(payload: Any) -> tuple[str | None, str | None]:
     if not isinstance(payload, dict):
         return None, None
     err = payload.get("error")
+    if err is None and payload.get("object") == "error":
+        # Mistral and vLLM put the error at the top level: {"object": "error", "message": ..., "type": ...}.
+        err = payload
     if isinstance(err, str):
         return "error", err
     if not isinstance(err, dict):
         return None, None
     etype, code, status = err.get("type"), err.get("code"), err.get("status")
     # OpenAI's 429 says type "requests" and puts the useful word in code;
-    # Gemini says status RESOURCE_EXHAUSTED and a numeric code.
+    # Gemini says status RESOURCE_EXHAUSTED and a numeric code (OpenRouter
+    # and llama.cpp a numeric code too).
     if etype in (None, "", "requests") and isinstance(code, str) and code:
         etype = code
     etype = etype or status or (str(code) if code is not None else None)
-    message = err.get("message")
-    return (str(etype) if etype else None), (str(message) if message is not None else None)
+    message = _message_text(err.get("message"))
+    return (str(etype) if etype else None), message
+
+
+def _message_text(message: Any) -> str | None:
+    """A message as text. Mistral's 422 sends a validation report instead,
+    {"detail": [{"loc": ["body", "stream_options"], "msg": "Extra inputs are
+    not permitted"}]}: each field named with what is wrong with it."""
+    if message is None:
+        return None
+    detail = message.get("detail") if isinstance(message, dict) else None
+    if isinstance(detail, list) and detail and all(isinstance(d, dict) for d in detail):
+        parts = []
+        for d in detail:
+            loc = ".".join(str(x) for x in d.get("loc") or () if x != "body")
+            parts.append(f"{loc}: {d.get('msg')}" if loc else str(d.get("msg")))
+        return "; ".join(parts)
+    return message if isinstance(message, str) else json.dumps(message)
 
 
 class Style:

@@ -4,7 +4,7 @@ vLLM, Together, Groq, OpenRouter, DeepSeek...)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from probes.engine.providers import AZURE_KEY, provider_for
 from probes.engine.sse import SSEEvent
@@ -48,13 +48,19 @@ class OpenAIChat(Style):
         chunk = parse_json(data)
         if not isinstance(chunk, dict):
             raise ProtocolError(f"unexpected stream chunk: {snippet(data)}")
-        if "error" in chunk:
+        # An error in a data: line of an HTTP 200 stream: {"error": {...}} (OpenAI,
+        # OpenRouter, which also ends the choice with finish_reason "error"), or
+        # the whole chunk {"object": "error", ...} (vLLM, Mistral).
+        if chunk.get("error") is not None or chunk.get("object") == "error":
             state.upstream_error(*error_details(chunk))
             return
-        usage = chunk.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-            state.usage_output_tokens = usage["completion_tokens"]
+        _usage(chunk, state)
+        # A chunk without choices (Azure's prompt filter results, a usage-only
+        # chunk) and a delta without text (the role chunk, content "" or null)
+        # are bookkeeping, never a token.
         for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict):
+                raise ProtocolError(f"unexpected stream chunk: {snippet(data)}")
             delta = choice.get("delta") or {}
             if not isinstance(delta, dict):
                 continue
@@ -65,3 +71,19 @@ class OpenAIChat(Style):
             elif delta.get("tool_calls"):
                 # Tool-call arguments are generated tokens, but not visible text.
                 state.token(event.at_ns, answer=False)
+
+
+def _usage(chunk: dict[str, Any], state: StreamState) -> None:
+    """Output tokens from the chunk's usage (the standard place: on a final
+    chunk with no choices when stream_options asked, on the finish chunk for
+    Mistral, Together and Fireworks), Groq's x_groq.usage, or llama.cpp's
+    timings.predicted_n when its server sends no usage."""
+    groq = chunk.get("x_groq")
+    for usage in (chunk.get("usage"), groq.get("usage") if isinstance(groq, dict) else None):
+        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+            state.usage_output_tokens = usage["completion_tokens"]
+            return
+    timings = chunk.get("timings")
+    predicted = timings.get("predicted_n") if isinstance(timings, dict) else None
+    if state.usage_output_tokens is None and isinstance(predicted, int):
+        state.usage_output_tokens = predicted
