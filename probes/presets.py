@@ -73,28 +73,33 @@ def style_problem(provider: Provider, style: str) -> str | None:
         return None
     from probes.models import STYLE_LABELS  # the labels live with the model's choices
 
-    return gettext(
+    message: str = gettext(
         '%(provider)s speaks the "%(style)s" style (%(label)s): choose it, or the custom preset for another style.'
     ) % {"provider": provider.label, "style": provider.style, "label": STYLE_LABELS.get(provider.style, "")}
+    return message
 
 
 def azure_url_problem(url: str) -> str | None:
     parts = urlsplit(url)
+    message: str
     if parts.scheme != "https":
-        return gettext("Azure OpenAI is served over https:// only.")
+        message = gettext("Azure OpenAI is served over https:// only.")
+        return message
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     if AZURE_DEPLOYMENT_PATH.fullmatch(parts.path):
         if not query.get("api-version"):
-            return gettext(
+            message = gettext(
                 "An Azure OpenAI deployment URL needs its api-version query parameter, e.g. ?api-version=2024-10-21."
             )
+            return message
         return None
     if AZURE_V1_PATH.fullmatch(parts.path):
         return None
-    return gettext(
+    message = gettext(
         "An Azure OpenAI URL is https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT/chat/completions"
         "?api-version=VERSION, or the v1 form https://RESOURCE.openai.azure.com/openai/v1/chat/completions."
     )
+    return message
 
 
 def preset_errors(
