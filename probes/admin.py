@@ -16,7 +16,7 @@ from probes.exports import stamp
 from probes.exports.measurements import selection_csv
 from probes.exports.responses import csv_response
 from probes.fleet.credentials_admin import RegionCredentialsAdmin, RegionKeyAdmin
-from probes.forms import ProbeAdminForm
+from probes.forms import ProbeAdminForm, TargetAdminForm
 from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RegionKey, Target
 
 admin.site.register(RegionKey, RegionKeyAdmin)
@@ -33,12 +33,15 @@ class RegionAdmin(RegionCredentialsAdmin):
 
 @admin.register(Target)
 class TargetAdmin(admin.ModelAdmin):
-    list_display = ("name", "api_style", "model", "host", "api_key_env", "location_name", "probe_count")
-    list_filter = ("api_style",)
+    # The preset comes first: choosing one fills style, URL, key variable and HTTP version
+    # (static/js/provider-presets.js), and Target.clean() holds the target to what the preset needs.
+    form = TargetAdminForm
+    list_display = ("name", "provider", "api_style", "model", "host", "api_key_env", "location_name", "probe_count")
+    list_filter = ("provider", "api_style")
     search_fields = ("name", "url", "model", "location_name")
     readonly_fields = ("created_at",)
     fieldsets = (
-        (None, {"fields": ("name", "api_style", "url", "model")}),
+        (None, {"fields": ("provider", "name", "api_style", "url", "model")}),
         (
             _("Credentials and TLS"),
             {

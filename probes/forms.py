@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.utils.html import json_script
 
-from probes.models import Probe
+from probes.models import Probe, Target
+from probes.presets import PRESET_FIELDS, admin_fill_data
 
 NO_REGION = "Choose at least one region: a probe with no region never runs."
 
@@ -52,3 +54,24 @@ class ProbeAdminForm(forms.ModelForm):
         if not regions:
             raise forms.ValidationError(NO_REGION, code="no_region")
         return regions
+
+
+class ProviderPresetSelect(forms.Select):
+    """The "Provider preset" select, with what each preset fills beside it as JSON: the site's CSP allows no
+    inline script, so static/js/provider-presets.js reads the data from the page."""
+
+    class Media:
+        js = ("js/provider-presets.js",)
+
+    def render(self, name, value, attrs=None, renderer=None):
+        # The model's defaults count as not typed: a new target's "HTTP/1.1" was never the user's choice.
+        defaults = {field: Target._meta.get_field(field).get_default() for field in PRESET_FIELDS}
+        data = {"presets": admin_fill_data(), "defaults": defaults}
+        return super().render(name, value, attrs, renderer) + json_script(data, "provider-presets")
+
+
+class TargetAdminForm(forms.ModelForm):
+    class Meta:
+        model = Target
+        fields = "__all__"  # noqa: DJ007 -- the admin's fieldsets choose what is shown
+        widgets = {"provider": ProviderPresetSelect}

@@ -36,6 +36,7 @@ from probes.engine.result import (
     ProbeSpec,
 )
 from probes.engine.styles.gemini import model_in_url
+from probes.presets import placeholder_error, preset_errors
 
 # The ingest maps an engine result dict onto these columns one to one.
 # started_at is excluded because the engine sends an ISO string and the row
@@ -80,6 +81,10 @@ MAX_TOKENS_LIMIT = 32_768
 def validate_http_url(value: str) -> None:
     # The engine (ProbeSpec) checks the same lower-case prefixes; failing here
     # means the operator sees the error on save, not as a failed probe later.
+    unfilled = placeholder_error(value)
+    if unfilled:
+        # Before the host check: "{resource}.openai.azure.com" is a template left as is, not a bad host name.
+        raise unfilled
     if not value.startswith(("http://", "https://")):
         raise ValidationError(gettext("URL must start with http:// or https://"), code="url_scheme")
     if any(ch.isspace() for ch in value):
@@ -399,8 +404,28 @@ class Target(models.Model):
             # A single coordinate cannot be drawn on the map: ask for both.
             missing = "longitude" if self.longitude is None else "latitude"
             errors[missing] = "Enter both latitude and longitude, or neither."
+        errors.update(
+            preset_errors(
+                provider_key=self.provider,
+                style=self.api_style,
+                url=self.url or "",
+                api_key_env=self.api_key_env or "",
+                # A URL or headers their own validators refused already have their error: the preset's rules
+                # are not asked about them.
+                headers=self.headers if _passes(validate_headers, self.headers) else {},
+                url_checked=_passes(validate_http_url, self.url or ""),
+            )
+        )
         if errors:
             raise ValidationError(errors)
+
+
+def _passes(validator, value) -> bool:
+    try:
+        validator(value)
+    except ValidationError:
+        return False
+    return True
 
 
 class Probe(models.Model):

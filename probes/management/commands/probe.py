@@ -9,6 +9,7 @@ import ssl
 from django.core.management.base import BaseCommand, CommandError
 
 from probes.engine import Engine, ProbeSpec
+from probes.engine.providers import PROVIDER_KEYS, provider_for
 from probes.engine.result import HTTP_VERSIONS, STYLES, Measurement
 from probes.waterfall import render_waterfall
 
@@ -25,7 +26,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("url")
-        parser.add_argument("--style", choices=STYLES, default="openai")
+        parser.add_argument("--style", choices=STYLES, help="the API style (default: the preset's, else openai)")
+        parser.add_argument(
+            "--provider",
+            choices=PROVIDER_KEYS,
+            default="",
+            help="a provider preset: where it differs from its style (the key's header, stream_options)",
+        )
         parser.add_argument("--model", default="")
         parser.add_argument("--prompt", default="Say hello in five words.")
         parser.add_argument("--max-tokens", type=int, default=64)
@@ -56,6 +63,14 @@ class Command(BaseCommand):
             raise SystemExit(1)
 
     def _spec(self, opts) -> ProbeSpec:
+        preset = provider_for(opts["provider"])
+        if opts["style"] is None:
+            opts["style"] = preset.style if preset else "openai"
+        elif preset and opts["style"] != preset.style:
+            raise CommandError(
+                f"--style {opts['style']} contradicts --provider {preset.key}, which speaks the {preset.style} style",
+                returncode=2,
+            )
         if opts["style"] != "http" and not opts["model"] and opts["style"] != "gemini":
             raise CommandError(f"--model is required for the {opts['style']} style", returncode=2)
         env = opts["api_key_env"]
@@ -84,6 +99,7 @@ class Command(BaseCommand):
                 method=opts["method"],
                 ca_bundle=opts["ca_bundle"],
                 http_version=opts["http_version"],
+                provider=opts["provider"],
             )
         except ValueError as exc:
             raise CommandError(str(exc), returncode=2) from None
