@@ -17,6 +17,9 @@ are taken inside curl, from the start of its transfer, so the cost of starting t
 not in them.
 
 Goals: median error of ttfb, ttft and total within 1 ms; connect and ttfb medians within 1 ms of curl.
+Context rows on the server's clock, the same for both clients: accept_to_request (TCP accept to the whole request
+read) and handshake_to_request (the server's end of the TLS handshake to the whole request read: the client's work
+after the handshake without the server's hold and the answer's delivery, which ttfb_after_handshake also holds).
 Modes: one API style over plain HTTP, TLS or HTTP/2 over TLS: OpenAI chat completions over plain HTTP/1.1,
 HTTP/1.1 over TLS and HTTP/2 over TLS (the mock started with --http2, our engine with http_version 2-only, curl
 with --http2; both must have negotiated HTTP/2 or the call fails), and the OpenAI Responses API over plain HTTP
@@ -229,7 +232,17 @@ def fmt(value: float | None, sign: bool = False) -> str:
 
 # --- one call each way -------------------------------------------------------------------------------
 
-PHASES = ("dns", "connect", "tls", "ttfb", "ttfb_after_handshake", "ttfb_less_hold", "accept_to_request", "total")
+PHASES = (
+    "dns",
+    "connect",
+    "tls",
+    "ttfb",
+    "ttfb_after_handshake",
+    "ttfb_less_hold",
+    "accept_to_request",
+    "handshake_to_request",
+    "total",
+)
 ERROR_PHASES = (
     ("ttfb", "ttfb_ms", "headers_sent_ns"),
     ("ttft", "ttft_ms", "first_token_ns"),
@@ -272,6 +285,7 @@ async def engine_call(engine: Engine, server: MockServer, url: str, style: str =
             "ttfb_less_hold": m.ttfb_ms - server_hold_ms(rec),
             "total": m.total_ms,
             "accept_to_request": accept_to_request_ms(rec),
+            "handshake_to_request": handshake_to_request_ms(rec),
         },
     }
 
@@ -285,6 +299,13 @@ def accept_to_request_ms(rec: dict) -> float:
     """Server side, from its TCP accept to the whole request read: the client's work after connecting
     (TLS handshake included), seen on one clock for both clients."""
     return (rec["received_ns"] - rec["accepted_ns"]) / 1e6
+
+
+def handshake_to_request_ms(rec: dict) -> float | None:
+    """Server side, from its end of the TLS handshake to the whole request read (None over plain HTTP): the
+    client's work after the handshake (HTTP/2's preface and SETTINGS, the request), on one clock for both
+    clients, without the server's hold and the response's delivery that ttfb_after_handshake also holds."""
+    return (rec["received_ns"] - rec["tls_done_ns"]) / 1e6 if rec.get("tls_done_ns") else None
 
 
 def curl_call(curl: str, server: MockServer, url: str, body: str, http2: bool = False) -> dict:
@@ -350,6 +371,7 @@ def curl_call(curl: str, server: MockServer, url: str, body: str, http2: bool = 
             "ttfb_less_hold": ttfb - server_hold_ms(rec),
             "total": w["time_total"] * 1e3,
             "accept_to_request": accept_to_request_ms(rec),
+            "handshake_to_request": handshake_to_request_ms(rec),
         },
     }
 
@@ -524,6 +546,8 @@ def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_v
     print("   i.e. the client's own share of ttfb with the server's sleep and its jitter taken out of both.")
     print("   accept_to_request: server's received_ns - accepted_ns, the client's work between connecting and")
     print("   having sent the whole request (TLS handshake included), on the server's clock for both clients.")
+    print("   handshake_to_request: the same from the server's end of the TLS handshake (HTTP/2: the client's")
+    print("   preface, SETTINGS and request), without the server's hold and the answer's delivery.")
     print('   curl and our engine both answer "localhost" without asking a resolver (RFC 6761), so dns is')
     print("   context here; a real name is resolved with getaddrinfo by both.")
     print()

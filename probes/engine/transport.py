@@ -13,6 +13,7 @@ import httpcore
 import httpx
 
 from probes.engine.clock import TimedBackend
+from probes.engine.h2conn import ConnectionPool
 
 
 class _Body(httpx.AsyncByteStream):
@@ -30,7 +31,8 @@ class _Body(httpx.AsyncByteStream):
 
 class TimedTransport(httpx.AsyncBaseTransport):
     def __init__(self, ssl_context: ssl.SSLContext, *, keepalive: bool, http2: bool = False) -> None:
-        self._pool = httpcore.AsyncConnectionPool(
+        # httpcore's pool, with HTTP/2's per-connection set-up made cheap (see h2conn).
+        self._pool = ConnectionPool(
             ssl_context=ssl_context,
             # HTTP/1.1 stays possible with http2: httpcore speaks h2 only when
             # ALPN picked it, so a server that refuses h2 gets 1.1.
