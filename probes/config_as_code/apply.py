@@ -163,16 +163,18 @@ def _delete(obj: models.Model) -> str:
     """Deletes `obj`, and says what went with it (as the admin's confirmation page lists it)."""
     collector = Collector(using=router.db_for_write(type(obj)))
     collector.collect([obj])
-    counts: Counter[str] = Counter()
+    counts: Counter[type[models.Model]] = Counter()
     for model, instances in collector.data.items():
-        extra = len(instances) - (1 if model is type(obj) else 0)
-        if extra and not model._meta.auto_created:
-            counts[str(model._meta.verbose_name_plural)] += extra
+        counts[model] += len(instances) - (1 if model is type(obj) else 0)
     for queryset in collector.fast_deletes:
-        if not queryset.model._meta.auto_created:
-            counts[str(queryset.model._meta.verbose_name_plural)] += queryset.count()
+        counts[queryset.model] += queryset.count()
     obj.delete()
-    parts = [f"{count} {name}" for name, count in sorted(counts.items()) if count]
+    named = {
+        str(model._meta.verbose_name if count == 1 else model._meta.verbose_name_plural): count
+        for model, count in counts.items()
+        if count and not model._meta.auto_created  # many-to-many links: the objects they join are what counts
+    }
+    parts = [f"{count} {name}" for name, count in sorted(named.items())]
     return "with " + ", ".join(parts) if parts else ""
 
 
