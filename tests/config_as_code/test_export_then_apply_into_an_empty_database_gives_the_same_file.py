@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 
 from tests.config_as_code.conftest import atlas, counts, empty_the_configuration, export_text
@@ -42,3 +44,21 @@ def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
 
 def test_the_export_is_the_same_twice(configured, tmp_path):
     assert export_text(tmp_path, "a.yaml").read_bytes() == export_text(tmp_path, "b.yaml").read_bytes()
+
+
+def test_the_readme_example_applies_and_exports_as_written(db, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_ONCALL_URL", "json://hooks.example.com/oncall")
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Configuration as code") :]
+    example = section[section.index("```yaml\n") + len("```yaml\n") : section.index("```\n", section.index("```yaml"))]
+    path = tmp_path / "example.yaml"
+    path.write_text(example)
+
+    run = atlas("apply", str(path))
+
+    assert run.error == ""
+    exported = yaml.safe_load(export_text(tmp_path).read_text())
+    written = yaml.safe_load(example)
+    for section_name in ("targets", "channels", "probes", "alert_rules"):
+        assert exported[section_name] == written[section_name]
+    assert next(r for r in exported["regions"] if r["slug"] == "eu-frankfurt") == written["regions"][0]
