@@ -42,8 +42,11 @@ def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
             assert "id" not in item and "pk" not in item
 
 
-def test_the_export_is_the_same_twice(configured, tmp_path):
-    assert export_text(tmp_path, "a.yaml").read_bytes() == export_text(tmp_path, "b.yaml").read_bytes()
+def test_the_export_is_the_same_twice_and_on_standard_output(configured, tmp_path):
+    written = export_text(tmp_path, "a.yaml").read_text(encoding="utf-8")
+
+    assert export_text(tmp_path, "b.yaml").read_text(encoding="utf-8") == written
+    assert atlas("export").out == written
 
 
 def test_the_readme_example_applies_and_exports_as_written(db, tmp_path, monkeypatch):
