@@ -126,8 +126,11 @@ def _convert(hint: Any, value: Any) -> tuple[Any, str]:
         if not isinstance(value, dict):
             return None, _expected("a mapping of names to strings", value)
         for name, item in value.items():
-            if not isinstance(name, str) or not isinstance(item, str):
-                return None, f"expected names and values that are strings, got {_what(name)}: {_what(item)}"
+            if not isinstance(name, str):
+                return None, f"expected names that are strings, got {_what(name)}"
+            if not isinstance(item, str):
+                # A header's name is no secret (its value may be one): the message names it.
+                return None, f"{name}: expected a string, got {_what(item)}"
         return dict(value), ""
     if hint == tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):

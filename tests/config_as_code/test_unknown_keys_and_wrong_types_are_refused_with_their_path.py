@@ -21,7 +21,10 @@ REGION = "- slug: eu-paris\n  name: Paris\n  city: Paris\n  country: FR\n  latit
             "  longitude: 10.7\n",
             'region "eu-oslo": country: expected a string, got a boolean (quote it',
         ),
-        ("targets:\n- name: t\n  url: https://x.example/v1\n  headers: {a: 1}\n", 'target "t": headers: expected'),
+        (
+            "targets:\n- name: t\n  url: https://x.example/v1\n  headers: {a: 1}\n",
+            'target "t": headers: a: expected a string, got a whole number',
+        ),
         ("probes:\n- target: t\n  name: p\n  regions: eu\n", 'probe "t / p": regions: expected a list of names'),
         ("probes:\n- target: t\n  name: p\n  regions: [a, a]\n", 'probe "t / p": regions: a name is listed twice'),
         ("probes:\n- target: t\n  name: p\n  regions: [a]\n  max_tokens: 1.5\n", "max_tokens: expected a whole"),
