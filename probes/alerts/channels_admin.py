@@ -71,6 +71,8 @@ class NotificationChannelForm(forms.ModelForm):
         if url:
             self.instance.apprise_url = encrypt_url(url)
             self.instance.service = service_of(url)
+            # Typed here, the URL no longer comes from that variable: the next `atlas apply` says so in its plan.
+            self.instance.url_env = ""
         return super().save(commit=commit)
 
 
@@ -88,9 +90,17 @@ class NotificationChannelAdmin(admin.ModelAdmin):
     )
     list_filter = ("enabled", "service")
     search_fields = ("name", "service")
-    readonly_fields = ("service", "health", "consecutive_failures", "last_success_at", "last_failure_at", "last_error")
+    readonly_fields = (
+        "service",
+        "url_env",
+        "health",
+        "consecutive_failures",
+        "last_success_at",
+        "last_failure_at",
+        "last_error",
+    )
     fieldsets = (
-        (None, {"fields": ("name", "apprise_url", "service", "enabled")}),
+        (None, {"fields": ("name", "apprise_url", "service", "url_env", "enabled")}),
         (
             gettext_lazy("Health"),
             {"fields": ("health", "consecutive_failures", "last_success_at", "last_failure_at", "last_error")},

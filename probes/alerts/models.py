@@ -60,6 +60,18 @@ class NotificationChannel(models.Model):
         max_length=40, editable=False, help_text=_('The URL\'s scheme, e.g. "slack" or "mailtos": not secret.')
     )
     enabled = models.BooleanField(default=True)
+    # Not secret: a name. Lets `manage.py atlas apply` create the channel again from a file that holds no URL.
+    url_env = models.CharField(
+        _("URL environment variable"),
+        max_length=100,
+        blank=True,
+        default="",
+        editable=False,
+        help_text=_(
+            "Set by manage.py atlas apply: the environment variable the URL was read from (the URL itself never "
+            "goes in a file). Empty when the URL was typed here."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Channel health (probes.alerts.notify): failed attempts since the last success. The admin flags a

@@ -28,6 +28,9 @@ class LockSpace(IntEnum):
     # day's hourly rollups, so two hours of one day rebuilt at once cannot
     # each write a daily row without the other's hour.
     DAY_MERGE = 7142
+    # The whole configuration, exclusive by `manage.py atlas apply` (probes.config_as_code.apply): two applies
+    # at once would each plan against a database the other is changing.
+    CONFIG_APPLY = 7143
 
 
 def _key(start: datetime) -> int:

@@ -1,0 +1,101 @@
+"""A configuration of every kind the file holds, and the command run as a person runs it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from probes.demo_seed import demo_regions, seed
+from probes.models import AlertRule, NotificationChannel, Probe, Region, Target
+from tests.factories import (
+    AlertRuleFactory,
+    NotificationChannelFactory,
+    ProbeFactory,
+    RegionFactory,
+    TargetFactory,
+)
+
+ONCALL_URL = "json://hooks.example.com/atlas/oncall-secret-token"
+
+
+@dataclass(frozen=True)
+class Run:
+    out: str
+    error: str  # the refusal, "" when the command succeeded
+
+
+def atlas(*args: str) -> Run:
+    out = StringIO()
+    try:
+        call_command("atlas", *args, stdout=out, stderr=StringIO())
+    except CommandError as exc:
+        return Run(out.getvalue(), str(exc))
+    return Run(out.getvalue(), "")
+
+
+def export_text(tmp_path: Path, name: str = "atlas.yaml") -> Path:
+    path = tmp_path / name
+    assert atlas("export", "--output", str(path)).error == ""
+    return path
+
+
+def counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count() for model in (Region, Target, NotificationChannel, Probe, AlertRule)}
+
+
+def empty_the_configuration() -> None:
+    """What a freshly created database holds of the configuration: nothing (the seeded regions removed too)."""
+    AlertRule.objects.all().delete()
+    Probe.objects.all().delete()
+    NotificationChannel.objects.all().delete()
+    Target.objects.all().delete()
+    Region.objects.all().delete()
+
+
+@pytest.fixture
+def configured(db, monkeypatch):
+    """The demo's targets and probes from every seeded region, and beside them one of each thing the demo has
+    not: a target with headers, a key variable, a CA bundle and HTTP/2; a Gemini target whose URL names the
+    model; a probe from two new regions; a channel whose URL came from the environment; rules of both kinds."""
+    monkeypatch.setenv("ATLAS_ONCALL_URL", ONCALL_URL)
+    seed("http://127.0.0.1:9", demo_regions())
+    lagos, tokyo = RegionFactory(slug="zz-lagos-2", name="Lagos 2"), RegionFactory(slug="zz-tokyo-2", name="Tokyo 2")
+    claude = TargetFactory(
+        name="claude-eu",
+        api_style="anthropic",
+        url="https://api.anthropic.com/v1/messages",
+        model="claude-3-5-haiku-latest",
+        api_key_env="ANTHROPIC_API_KEY",
+        headers={"anthropic-version": "2023-06-01", "x-api-key": "${ANTHROPIC_API_KEY}"},
+        ca_bundle="/etc/latency/ca.pem",
+        http_version="2",
+        location_name="GCP europe-west4",
+        latitude=53.44,
+        longitude=6.84,
+    )
+    gemini = TargetFactory(
+        name="gemini-flash",
+        api_style="gemini",
+        url="https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:streamGenerateContent",
+        model="gemini-2.0-flash",
+        api_key_env="GEMINI_API_KEY",
+    )
+    ProbeFactory(
+        target=claude, name="warm", connection="warm", regions=[lagos, tokyo], interval_seconds=30, timeout_seconds=10.0
+    )
+    ProbeFactory(target=gemini, name="cold", regions=[lagos], prompt="Count to three.", max_tokens=16)
+    oncall = NotificationChannelFactory(name="oncall", url=ONCALL_URL, url_env="ATLAS_ONCALL_URL")
+    AlertRuleFactory(name="claude slow", target=claude, regions=[lagos, tokyo], channels=[oncall], min_regions=2)
+    AlertRuleFactory(
+        name="errors anywhere",
+        metric="error_rate",
+        percentile="",
+        threshold_ms=None,
+        threshold_percent=20.0,
+        min_regions_percent=50.0,
+        channels=[oncall],
+    )
