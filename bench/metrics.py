@@ -79,7 +79,9 @@ def prepare(hours: int, interval: int) -> dict:
             },
         )
         probe, created = Probe.objects.get_or_create(
-            target=target, name="metricsbench", defaults={"interval_seconds": interval, "timeout_seconds": 30.0}
+            target=target,
+            name="metricsbench",
+            defaults={"interval_seconds": interval, "timeout_seconds": min(30.0, interval / 2)},
         )
         if created:
             probe.regions.set(regions)
@@ -266,6 +268,8 @@ def main() -> int:
             s = result[name]
             print(f"{label:<42} median {s['median_ms']:7.1f} ms   p95 {s['p95_ms']:7.1f} ms   (n={s['n']})")
         print(f"ratio HTTP / SQL (medians): {result['ratio_http_to_sql']:.1f}x")
+        machine = result["machine"]
+        print(f"machine: {machine['usable_cpus']} CPUs, load average {machine['loadavg']} at the end")
         verdict = "PASS" if result["pass"] else "MISS"
         print(f"goal: p95 of a scrape under {GOAL_MS:.0f} ms: {verdict} ({result['http']['p95_ms']:.1f} ms)")
     return 0
