@@ -13,7 +13,8 @@ Measured in one run:
       bench's LATENCY_METRICS_TOKEN, httpx with keep-alive, the body read; --warmups, then --scrapes timed;
   (b) the same scrape in this process (probes.prometheus.render), for where the time goes;
   (c) the reference: every SQL statement a scrape runs (captured from (b)), replayed on a plain psycopg cursor:
-      the database's share, with no Django, collector or HTTP around it.
+      the database's share, with no Django, collector or HTTP around it;
+  (d) a refused scrape (wrong token: 401) from the same server: what HTTP, uvicorn and the middleware cost alone.
 Median and p95 of each, and the ratio (a) / (c). Goal: (a) p95 under 100 ms.
 
     .venv/bin/python -m devtools.embedded run -- .venv/bin/python bench/metrics.py [--hours 24] [--interval 10]
@@ -141,18 +142,20 @@ def prepare(hours: int, interval: int) -> dict:
     return {"rows": rows, "load_s": load_s, "pairs": len(pairs)}
 
 
-def time_http(origin: str, scrapes: int, warmups: int) -> tuple[list[float], int]:
+def time_http(
+    origin: str, scrapes: int, warmups: int, token: str = TOKEN, status: int = 200
+) -> tuple[list[float], int]:
     import httpx
 
     times = []
-    with httpx.Client(base_url=origin, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
+    with httpx.Client(base_url=origin, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
         size = 0
         for i in range(warmups + scrapes):
             t = time.perf_counter()
             response = client.get("/metrics")
             body = response.content
             elapsed = time.perf_counter() - t
-            if response.status_code != 200:
+            if response.status_code != status:
                 raise BenchError(f"/metrics answered {response.status_code}: {body[:200]!r}")
             if i >= warmups:
                 times.append(elapsed * 1000)
@@ -241,6 +244,7 @@ def main() -> int:
         log_path.unlink(missing_ok=True)
         with harness.UvicornServer(env, log_path, access_log=False, collect_static=False) as server:
             http, size = time_http(server.origin, args.scrapes, args.warmups)
+            floor, _ = time_http(server.origin, args.scrapes, args.warmups, token="wrong-token", status=401)
     except BenchError as exc:
         log(f"metrics bench: {exc}")
         return 1
@@ -252,6 +256,7 @@ def main() -> int:
         "http": summary(http),
         "in_process": summary(in_process),
         "reference_sql": summary(reference),
+        "http_401_floor": summary(floor),
         "machine": harness.machine_context(),
     }
     result["ratio_http_to_sql"] = result["http"]["median_ms"] / result["reference_sql"]["median_ms"]
@@ -264,6 +269,7 @@ def main() -> int:
             ("http", "GET /metrics over HTTP"),
             ("in_process", "render() in process"),
             ("reference_sql", f"its {len(statements)} SQL statements, plain cursor"),
+            ("http_401_floor", "a 401 from the same server (HTTP floor)"),
         ):
             s = result[name]
             print(f"{label:<42} median {s['median_ms']:7.1f} ms   p95 {s['p95_ms']:7.1f} ms   (n={s['n']})")
