@@ -11,7 +11,8 @@ worker. Then VACUUM ANALYZE.
 Measured in one run:
   (a) the scrape over HTTP: `uvicorn latency.asgi:application` in a subprocess, `Authorization: Bearer` with the
       bench's LATENCY_METRICS_TOKEN, httpx with keep-alive, the body read; --warmups, then --scrapes timed;
-  (b) the same scrape in this process (probes.prometheus.render), for where the time goes;
+  (b) the same scrape in this process (probes.prometheus.render), for where the time goes, wall time and this
+      process's CPU time (the Python side, which other load on the machine does not lengthen);
   (c) the reference: every SQL statement a scrape runs (captured from (b)), replayed on a plain psycopg cursor:
       the database's share, with no Django, collector or HTTP around it;
   (d) a refused scrape (wrong token: 401) from the same server: what HTTP, uvicorn and the middleware cost alone.
@@ -163,8 +164,9 @@ def time_http(
     return times, size
 
 
-def time_in_process(scrapes: int, warmups: int) -> tuple[list[float], list[tuple[str, object]]]:
-    """Render timings, and the statements one render runs (sql, params)."""
+def time_in_process(scrapes: int, warmups: int) -> tuple[list[float], list[float], list[tuple[str, object]]]:
+    """Render timings (wall and this process's CPU: the Python side, whatever else the machine runs), and the
+    statements one render runs (sql, params)."""
     from django.db import connection
 
     from probes.prometheus import render
@@ -177,13 +179,14 @@ def time_in_process(scrapes: int, warmups: int) -> tuple[list[float], list[tuple
 
     with connection.execute_wrapper(capture):
         render("")
-    times = []
+    times, cpu = [], []
     for i in range(warmups + scrapes):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         render("")
         if i >= warmups:
             times.append((time.perf_counter() - t) * 1000)
-    return times, statements
+            cpu.append((time.process_time() - c) * 1000)
+    return times, cpu, statements
 
 
 def time_reference(statements: list[tuple[str, object]], scrapes: int, warmups: int) -> list[float]:
@@ -237,7 +240,7 @@ def main() -> int:
 
         from django.db import connection
 
-        in_process, statements = time_in_process(args.scrapes, args.warmups)
+        in_process, in_process_cpu, statements = time_in_process(args.scrapes, args.warmups)
         reference = time_reference(statements, args.scrapes, args.warmups)
         connection.close()
         log_path = Path(os.environ.get("TMPDIR", "/tmp")) / "metricsbench-uvicorn.log"
@@ -255,6 +258,7 @@ def main() -> int:
         "body_bytes": size,
         "http": summary(http),
         "in_process": summary(in_process),
+        "in_process_cpu": summary(in_process_cpu),
         "reference_sql": summary(reference),
         "http_401_floor": summary(floor),
         "machine": harness.machine_context(),
@@ -268,6 +272,7 @@ def main() -> int:
         for name, label in (
             ("http", "GET /metrics over HTTP"),
             ("in_process", "render() in process"),
+            ("in_process_cpu", "  its CPU time in this process (Python)"),
             ("reference_sql", f"its {len(statements)} SQL statements, plain cursor"),
             ("http_401_floor", "a 401 from the same server (HTTP floor)"),
         ):
