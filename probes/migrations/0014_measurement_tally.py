@@ -6,8 +6,7 @@ from django.db import migrations, models
 
 # probes.tally.BUCKETS_S as this migration was written (ms): frozen here, so a later change of the bounds cannot
 # change what this backfill wrote.
-BOUNDS_MS = (50.0, 100.0, 200.0, 300.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 3000.0, 5000.0, 7500.0, 10000.0,
-             15000.0, 30000.0, 60000.0)  # fmt: skip
+BOUNDS_MS = (100.0, 250.0, 500.0, 750.0, 1000.0, 1500.0, 2500.0, 5000.0, 10000.0, 30000.0)
 
 # The rows stored so far, counted once; ingest adds to them from here on (probes.tally.tally_sql).
 BACKFILL = (
