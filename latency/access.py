@@ -19,6 +19,8 @@ but asks the same question.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from functools import wraps
 
 from django.conf import settings
@@ -155,5 +157,36 @@ def measurement_export(view):
                 _("Exports need the permission to view measurements."), content_type="text/plain"
             )
         return await view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def metrics_token_ok(authorization: str) -> bool:
+    """An `Authorization: Bearer <token>` header carrying LATENCY_METRICS_TOKEN. Digests are compared, in constant
+    time: the answer's timing says nothing about the token, not even its length. Off when the setting is unset."""
+    expected = settings.LATENCY_METRICS_TOKEN_SHA256
+    scheme, _sep, token = authorization.partition(" ")
+    if not expected or scheme.lower() != "bearer" or not token.strip():
+        return False
+    return hmac.compare_digest(hashlib.sha256(token.strip().encode()).hexdigest(), expected)
+
+
+def metrics_reader(view):
+    """/metrics: Prometheus' bearer token (metrics_token_ok) or a signed-in session, public mode or not (it
+    names regions' workers and health, an operator's business); else 401 with a WWW-Authenticate challenge,
+    the answer a scraper understands."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not (metrics_token_ok(request.headers.get("Authorization", "")) or _signed_in(request.user)):
+            response = HttpResponse(
+                _("Send the metrics token (Authorization: Bearer <token>) or sign in."),
+                status=401,
+                content_type="text/plain; charset=utf-8",
+            )
+            response["WWW-Authenticate"] = 'Bearer realm="latency-atlas metrics"'
+            response["Cache-Control"] = "no-store"
+            return response
+        return view(request, *args, **kwargs)
 
     return require_safe(wrapper)

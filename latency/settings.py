@@ -6,6 +6,7 @@ latency.env, which refuse bad values instead of guessing.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 from pathlib import Path
 
@@ -259,6 +260,17 @@ LOGIN_REDIRECT_URL = "overview"
 # the live websocket) without signing in; nothing on it writes, and the admin
 # keeps its own login either way.
 LATENCY_PUBLIC_DASHBOARD = env_bool("LATENCY_PUBLIC_DASHBOARD", False)
+# /metrics for Prometheus (latency.metrics_views): besides a signed-in session, `Authorization: Bearer <token>`
+# with this token; unset (or empty), there is no token path. Only its SHA-256 is kept in the settings, so a
+# settings dump (a debug page) cannot show it; the comparison is in constant time (latency.access).
+_metrics_token = env_str("LATENCY_METRICS_TOKEN", "").strip()
+if _metrics_token and len(_metrics_token) < 16:
+    raise ImproperlyConfigured(
+        "LATENCY_METRICS_TOKEN is too short to be a secret: use at least 16 random characters "
+        "(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"
+    )
+LATENCY_METRICS_TOKEN_SHA256 = hashlib.sha256(_metrics_token.encode()).hexdigest() if _metrics_token else ""
+del _metrics_token
 # True when every "region" runs on one machine with emulated network delay:
 # every page then says so, so demo numbers are never mistaken for real ones.
 LATENCY_EMULATED_GEOGRAPHY = env_bool("LATENCY_EMULATED_GEOGRAPHY", False)

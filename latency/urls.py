@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
-from latency import api, export_views, incident_views, otlp_views, rum_views, views
+from latency import api, export_views, incident_views, metrics_views, otlp_views, rum_views, views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -23,6 +23,8 @@ urlpatterns = [
     path("api/table", api.table, name="api-table"),
     path("api/workers", api.workers, name="api-workers"),
     path("api/real-users", api.real_users, name="api-real-users"),
+    # Prometheus: its bearer token or a signed-in session (latency.access.metrics_reader).
+    path("metrics", metrics_views.metrics, name="metrics"),
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
     path("export/real-users.csv", export_views.real_users, name="export-real-users"),

@@ -27,7 +27,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 
 from probes import deadletters, live
 from probes.engine.result import CONNECTIONS, OUTCOMES
-from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS
+from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import lock_hours
 
 log = logging.getLogger(__name__)
@@ -302,12 +302,17 @@ _STAGE_SQL = (
 @functools.cache
 def _insert_sql() -> str:
     from probes.models import Measurement
+    from probes.tally import tally_sql
 
     cols = ", ".join(COLUMNS)
+    # The tally (probes.tally: /metrics' counters) adds exactly the rows this INSERT stored, in the same statement
+    # and transaction: a slot stored before (a redelivered message) is neither stored nor counted again.
     return (
-        f"INSERT INTO {Measurement._meta.db_table} ({cols}) SELECT {cols} FROM {_STAGE} "
+        f"WITH stored AS (INSERT INTO {Measurement._meta.db_table} ({cols}) SELECT {cols} FROM {_STAGE} "
         "ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING "
-        "RETURNING id, probe_id, region_id, scheduled_for"
+        f"RETURNING id, probe_id, region_id, scheduled_for, target_id, outcome, {PROMETHEUS_HISTOGRAM.column}), "
+        f"tallied AS ({tally_sql('stored')}) "
+        "SELECT id, probe_id, region_id, scheduled_for FROM stored"
     )
 
 

@@ -55,6 +55,12 @@ class Metric:
     # Real users report it too (probes.realusers): ObservationRollup keeps `<name>_hist` of it, and the real-user
     # readers, CSV and page columns iterate REAL_USERS.
     real_users: bool = False
+    # Exposed on /metrics (probes.exposition) as the last result of each target x region under
+    # `latency_atlas_probe_<prometheus>`, in Prometheus' base unit (PROMETHEUS_SCALE): "ttft_seconds".
+    prometheus: str = ""
+    # Also kept as a cumulative Prometheus histogram, tallied at ingest (probes.tally), with trailing-window
+    # quantile gauges: `latency_atlas_<prometheus>` and `latency_atlas_<name>_quantile_seconds`. One metric only.
+    prometheus_histogram: bool = False
 
     @property
     def rollup_field(self) -> str | None:
@@ -80,9 +86,10 @@ TOKENS_PER_S_CEILING = 100_000.0
 # In the dashboard's order (the selector lists the selectable ones in it).
 METRICS: tuple[Metric, ...] = (
     Metric("ttft", "Time to first token", "TTFT", "ms", "ttft_ms", step=6,
-           histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True, real_users=True),
+           histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True, real_users=True,
+           prometheus="ttft_seconds", prometheus_histogram=True),
     Metric("ttfat", "Time to first answer token", "TTFAT", "ms", "ttfat_ms", step=7,
-           histogram=True, selectable=True, region_csv=True, measurement_csv=True),
+           histogram=True, selectable=True, region_csv=True, measurement_csv=True, prometheus="ttfat_seconds"),
     Metric("ttfb", "Time to first byte", "TTFB", "ms", "ttfb_ms", step=4,
            histogram=True, selectable=True, region_csv=True, measurement_csv=True, phase=True),
     Metric("connect", "TCP connect", "TCP connect", "ms", "connect_ms", step=2,
@@ -97,7 +104,8 @@ METRICS: tuple[Metric, ...] = (
     # percentiles exist at every window. Higher is better (probes.readings'
     # ranking), and values past TOKENS_PER_S_CEILING are not stored.
     Metric("tokens_per_s", "Tokens per second", "tokens/s", "tok/s", "tokens_per_s", step=10,
-           histogram=True, selectable=True, measurement_csv=True, ceiling=TOKENS_PER_S_CEILING, higher_is_better=True),
+           histogram=True, selectable=True, measurement_csv=True, ceiling=TOKENS_PER_S_CEILING, higher_is_better=True,
+           prometheus="tokens_per_second"),
     Metric("first_event", "First stream event", "first event", "ms", "first_event_ms", step=5),
     Metric("output_tokens", "Output tokens", "output tokens", "tokens", "output_tokens", step=9,
            kind="int", measurement_csv=True),
@@ -115,6 +123,11 @@ REGION_CSV: tuple[Metric, ...] = tuple(m for m in METRICS if m.region_csv)
 MEASUREMENT_CSV: tuple[Metric, ...] = tuple(sorted((m for m in METRICS if m.measurement_csv), key=lambda m: m.step))
 REAL_USERS: tuple[Metric, ...] = tuple(m for m in METRICS if m.real_users)
 PHASES: tuple[Metric, ...] = tuple(sorted((m for m in METRICS if m.phase), key=lambda m: m.step))
+PROMETHEUS: tuple[Metric, ...] = tuple(m for m in METRICS if m.prometheus)
+# The metric /metrics keeps a cumulative histogram of (probes.tally has its columns): exactly one.
+(PROMETHEUS_HISTOGRAM,) = tuple(m for m in METRICS if m.prometheus_histogram)
+# From a metric's unit to Prometheus' base unit (seconds; rates as they are).
+PROMETHEUS_SCALE: dict[str, float] = {"ms": 0.001, "tok/s": 1.0}
 
 # The product's percentiles (selector, API, regions.csv), one set. Exact
 # decimals for SQL: a float8 0.95 times n can round past an integer rank.

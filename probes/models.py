@@ -781,3 +781,6 @@ from probes.realusers.models import (  # noqa: E402, F401
     ObservationRollup,
     SpanResource,
 )
+
+# Running totals of stored measurements for /metrics' counters (probes.tally).
+from probes.tally import MeasurementTally  # noqa: E402, F401

@@ -33,6 +33,12 @@ Facade (a Selection in, typed rows out; see rows.py):
     timeline(id)            its events in order        -> [TimelineRow]
     active_silences(target_id, now)                  silences not yet ended -> [SilenceRow]
                             (incidents.py)
+    latest_results()        the newest measurement per target x region -> [LatestResult]
+    window_quantiles(now)   TTFT quantiles per target x region over trailing windows -> [WindowQuantile]
+    tallies()               measurements stored so far per target x region x outcome,
+                            with the TTFT histogram (probes.tally) -> [Tally]
+    region_rows(now)        regions with place, status, last heartbeat, live workers -> [RegionRow]
+                            (latest.py: what /metrics reads)
 
 The percentile, one definition. The q-quantile of n values is the value of
 rank ceil(q * n) (at least 1) in ascending order: nearest rank, with q * n
@@ -83,6 +89,18 @@ from probes.readings.incidents import (
     open_incidents,
     timeline,
 )
+from probes.readings.latest import (
+    TRAILING_QUANTILES,
+    TRAILING_WINDOWS,
+    LatestResult,
+    RegionRow,
+    Tally,
+    WindowQuantile,
+    latest_results,
+    region_rows,
+    tallies,
+    window_quantiles,
+)
 from probes.readings.mix import mix, mix_shares
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.selection import BadParameter, Selection
@@ -108,13 +126,19 @@ __all__ = [
     "PHASE_METRICS",
     "REGION_STATUSES",
     "SEGMENTS",
+    "TRAILING_QUANTILES",
+    "TRAILING_WINDOWS",
     "BadParameter",
     "IncidentHistory",
     "IncidentRow",
+    "LatestResult",
     "RegionHealth",
+    "RegionRow",
     "Selection",
     "SilenceRow",
+    "Tally",
     "TimelineRow",
+    "WindowQuantile",
     "WorkerRow",
     "active_silences",
     "bucket_rows",
@@ -125,6 +149,7 @@ __all__ = [
     "distribution_rows",
     "incident_detail",
     "incident_history",
+    "latest_results",
     "missed_counts",
     "mix",
     "mix_shares",
@@ -135,11 +160,14 @@ __all__ = [
     "real_users",
     "recent",
     "region_health",
+    "region_rows",
     "region_status",
     "series",
     "spans",
     "summary",
     "table",
+    "tallies",
     "timeline",
+    "window_quantiles",
     "worker_rows",
 ]

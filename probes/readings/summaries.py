@@ -259,33 +259,39 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
     return rows
 
 
-def stack_segments(medians: dict[str, float | None]) -> dict[str, float]:
-    """Stack pieces from the phase medians. A missing median adds nothing
-    (a warm connection has no DNS, connect or TLS phase; a plain-HTTP target
-    no first token). These are differences of medians, not medians of
-    differences: they can come out negative (the median TTFB of a window
-    need not exceed its median DNS + connect + TLS), so each piece is
-    measured from the furthest point the stack has reached and clamped at
-    0. The stack then ends at the total median whenever that is the largest
-    milestone, as it is when every phase is present."""
+def phase_pieces(values: dict[str, float | None]) -> dict[str, float | None]:
+    """The six pieces of the phase breakdown from its milestones (dns, connect, tls, ttfb, ttft, total: ms or
+    None), None where the piece's own milestone is missing (a warm connection has no DNS, connect or TLS phase; a
+    plain-HTTP target no first token). Each piece is measured from the furthest point the stack has reached and
+    clamped at 0: milestones that are medians of a window need not be in order (see stack_segments). Of one
+    measurement (/metrics' last result) the pieces are its own: server_wait = ttfb - (dns + connect + tls),
+    first_token = ttft - ttfb, streaming = total - ttft."""
     reached = 0.0
-    pieces = {}
-    dns, connect, tls = (medians[m] or 0.0 for m in ("dns", "connect", "tls"))
+    pieces: dict[str, float | None] = {}
+    dns, connect, tls = (values[m] or 0.0 for m in ("dns", "connect", "tls"))
     milestones = [
-        ("dns", dns),
-        ("connect", dns + connect),
-        ("tls", dns + connect + tls),
-        ("server_wait", medians["ttfb"]),
-        ("first_token", medians["ttft"]),
-        ("streaming", medians["total"]),
+        ("dns", dns if values["dns"] is not None else None),
+        ("connect", dns + connect if values["connect"] is not None else None),
+        ("tls", dns + connect + tls if values["tls"] is not None else None),
+        ("server_wait", values["ttfb"]),
+        ("first_token", values["ttft"]),
+        ("streaming", values["total"]),
     ]
     for name, point in milestones:
         if point is None:
-            pieces[name] = 0.0
+            pieces[name] = None
             continue
         pieces[name] = max(0.0, point - reached)
         reached = max(reached, point)
     return pieces
+
+
+def stack_segments(medians: dict[str, float | None]) -> dict[str, float]:
+    """Stack pieces from the phase medians (phase_pieces), a missing one adding nothing (0). These are
+    differences of medians, not medians of differences: they can come out negative (the median TTFB of a window
+    need not exceed its median DNS + connect + TLS), hence the clamping. The stack then ends at the total median
+    whenever that is the largest milestone, as it is when every phase is present."""
+    return {name: piece or 0.0 for name, piece in phase_pieces(medians).items()}
 
 
 def phases(f: Selection) -> list[PhaseRow]:

@@ -1,0 +1,208 @@
+"""What /metrics reads (probes.prometheus): the last result of each target x region, trailing-window quantiles,
+the running tallies and the regions with their health. Each is one SQL statement, so a scrape of 6 targets x 15
+regions stays well under 100 ms (bench/metrics.py).
+
+The pairs are those the tally knows (probes.tally: every target x region that ever stored a measurement): the
+newest row of each is one walk down the (target, region, started_at) index. Quantiles follow the package's one
+rule, nearest rank (rank.rank_sql), exact from raw rows: the windows are minutes, far below RAW_MAX.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import connection
+
+from probes.metrics import PHASES, PROMETHEUS, PROMETHEUS_HISTOGRAM
+from probes.readings.fleet import WORKER_LIVE, region_health, worker_rows
+from probes.readings.rank import exact, rank_sql
+from probes.readings.summaries import phase_pieces
+
+# The trailing windows of the quantile gauges, and their quantiles (of probes.metrics.PERCENTILES).
+TRAILING_WINDOWS: dict[str, timedelta] = {"5m": timedelta(minutes=5), "1h": timedelta(hours=1)}
+TRAILING_QUANTILES: tuple[float, ...] = (0.5, 0.95, 0.99)
+
+# The columns a last result is read with: the phase milestones and the exposed metrics, each once, in list order.
+_LATEST_METRICS = tuple(dict.fromkeys((*PHASES, *PROMETHEUS)))
+
+
+@dataclass(frozen=True)
+class LatestResult:
+    """The newest measurement of one target x region."""
+
+    target: str  # the target's name
+    region: str  # the region's slug
+    outcome: str
+    started_at: datetime
+    http_status: int | None
+    values: dict[str, float | None]  # metric name -> value in the metric's unit (probes.metrics)
+    phases: dict[str, float]  # phase_pieces of its milestones (ms), missing ones left out
+
+
+@dataclass(frozen=True)
+class WindowQuantile:
+    target: str
+    region: str
+    window: str  # a key of TRAILING_WINDOWS
+    quantile: float
+    value: float  # in the metric's unit (ms)
+    samples: int  # values in the window
+
+
+@dataclass(frozen=True)
+class Tally:
+    """probes.tally.MeasurementTally of one target x region x outcome, named."""
+
+    target: str
+    region: str
+    outcome: str
+    measurements: int
+    ttft_count: int
+    ttft_sum_ms: float
+    ttft_buckets: list[int]  # cumulative, per bound of probes.tally.BUCKETS_S
+
+
+@dataclass(frozen=True)
+class RegionRow:
+    slug: str
+    name: str
+    latitude: float
+    longitude: float
+    status: str  # live | stale | dark (fleet.py's one rule)
+    last_seen: datetime | None
+    workers_live: int
+
+
+def _fetch(sql: str, params: dict | list) -> list[tuple]:
+    with connection.cursor() as cur:
+        cur.execute(sql, params)
+        rows: list[tuple] = cur.fetchall()
+        return rows
+
+
+def latest_results() -> list[LatestResult]:
+    """The newest measurement (by started_at) of every target x region that has one, by target then region."""
+    from probes.models import Measurement, MeasurementTally, Region, Target
+
+    columns = ", ".join(f"m.{m.column}" for m in _LATEST_METRICS)
+    rows = _fetch(
+        f"""
+        SELECT tg.name, rg.slug, last.*
+        FROM (SELECT DISTINCT target_id, region_id FROM {MeasurementTally._meta.db_table}) p
+        JOIN {Target._meta.db_table} tg ON tg.id = p.target_id
+        JOIN {Region._meta.db_table} rg ON rg.id = p.region_id
+        CROSS JOIN LATERAL (
+            SELECT m.outcome, m.started_at, m.http_status, {columns} FROM {Measurement._meta.db_table} m
+            WHERE m.target_id = p.target_id AND m.region_id = p.region_id
+            ORDER BY m.started_at DESC LIMIT 1
+        ) last
+        ORDER BY tg.name, rg.slug
+        """,
+        [],
+    )
+    results = []
+    for target, region, outcome, started_at, status, *values in rows:
+        by_name = {m.name: v for m, v in zip(_LATEST_METRICS, values, strict=True)}
+        pieces = phase_pieces(by_name)
+        results.append(
+            LatestResult(
+                target=target,
+                region=region,
+                outcome=outcome,
+                started_at=started_at,
+                http_status=status,
+                values={m.name: by_name[m.name] for m in PROMETHEUS},
+                phases={name: piece for name, piece in pieces.items() if piece is not None},
+            )
+        )
+    return results
+
+
+def window_quantiles(now: datetime) -> list[WindowQuantile]:
+    """TRAILING_QUANTILES of probes.metrics.PROMETHEUS_HISTOGRAM (TTFT) per target x region over each window of
+    TRAILING_WINDOWS ending at `now`, exact nearest rank; pairs and windows without a value are left out."""
+    from probes.models import Measurement, Region, Target
+
+    column = PROMETHEUS_HISTOGRAM.column
+    params: dict = {"until": now, "since": now - max(TRAILING_WINDOWS.values())}
+    aggregates, picks = [], []
+    for w, span in enumerate(TRAILING_WINDOWS.values()):
+        params[f"since_{w}"] = now - span
+        within = f"{column} IS NOT NULL AND started_at >= %(since_{w})s"
+        aggregates.append(
+            f"count(*) FILTER (WHERE {within}) AS n_{w}, "
+            f"array_agg({column} ORDER BY {column}) FILTER (WHERE {within}) AS v_{w}"
+        )
+        picks.append(f"n_{w}")
+        for i, q in enumerate(TRAILING_QUANTILES):
+            params[f"q_{i}"] = exact(q)
+            picks.append(f"v_{w}[{rank_sql(f'%(q_{i})s', f'n_{w}')}]")
+    rows = _fetch(
+        f"""
+        SELECT tg.name, rg.slug, {", ".join(picks)}
+        FROM (
+            SELECT target_id, region_id, {", ".join(aggregates)}
+            FROM {Measurement._meta.db_table}
+            WHERE started_at >= %(since)s AND started_at < %(until)s
+            GROUP BY 1, 2
+        ) g
+        JOIN {Target._meta.db_table} tg ON tg.id = g.target_id
+        JOIN {Region._meta.db_table} rg ON rg.id = g.region_id
+        ORDER BY tg.name, rg.slug
+        """,
+        params,
+    )
+    out: list[WindowQuantile] = []
+    per_window = 1 + len(TRAILING_QUANTILES)
+    for target, region, *picked in rows:
+        for w, label in enumerate(TRAILING_WINDOWS):
+            samples, *values = picked[w * per_window : (w + 1) * per_window]
+            if not samples:
+                continue
+            out.extend(
+                WindowQuantile(target, region, label, q, value, samples)
+                for q, value in zip(TRAILING_QUANTILES, values, strict=True)
+            )
+    return out
+
+
+def tallies() -> list[Tally]:
+    """Every tally row (probes.tally), named, by target, region and outcome."""
+    from probes.models import MeasurementTally, Region, Target
+
+    rows = _fetch(
+        f"""
+        SELECT tg.name, rg.slug, t.outcome, t.measurements, t.ttft_count, t.ttft_sum_ms, t.ttft_buckets
+        FROM {MeasurementTally._meta.db_table} t
+        JOIN {Target._meta.db_table} tg ON tg.id = t.target_id
+        JOIN {Region._meta.db_table} rg ON rg.id = t.region_id
+        ORDER BY tg.name, rg.slug, t.outcome
+        """,
+        [],
+    )
+    return [Tally(*row) for row in rows]
+
+
+def region_rows(now: datetime) -> list[RegionRow]:
+    """Every region with its place, its status and last heartbeat (region_health) and its live workers
+    (worker_rows), by slug."""
+    from probes.models import Region
+
+    health = region_health(now)
+    live: dict[int, int] = {}
+    for worker in worker_rows(now=now):
+        if worker.status == WORKER_LIVE:
+            live[worker.region_id] = live.get(worker.region_id, 0) + 1
+    return [
+        RegionRow(
+            slug=r.slug,
+            name=r.name,
+            latitude=r.latitude,
+            longitude=r.longitude,
+            status=health[r.id].status,
+            last_seen=health[r.id].last_seen,
+            workers_live=live.get(r.id, 0),
+        )
+        for r in Region.objects.order_by("slug")
+    ]
