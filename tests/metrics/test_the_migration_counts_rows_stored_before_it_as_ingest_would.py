@@ -1,4 +1,4 @@
-"""Migration 0014 fills the tally from the rows already stored; its one INSERT ... SELECT must count exactly what
+"""Migration 0015 fills the tally from the rows already stored; its one INSERT ... SELECT must count exactly what
 ingest would have counted for them (same counts, same histogram under the same bounds), or the counters would
 jump at the first scrape after an upgrade."""
 
