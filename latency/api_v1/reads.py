@@ -12,6 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
 from latency import aggregates
@@ -131,7 +132,7 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(self.get_serializer(row).data)
 
 
-class WorkerViewSet(viewsets.GenericViewSet):
+class WorkerView(GenericAPIView):
     """Region workers heard in the last day, newest first per region, with each region's status."""
 
     queryset = Worker.objects.none()  # the permission: probes.view_worker
@@ -142,6 +143,6 @@ class WorkerViewSet(viewsets.GenericViewSet):
         parameters=[_param("region", 'A region slug (repeatable); none or "all": every region.', many=True)],
         responses=rows.WorkersSerializer,
     )
-    def list(self, request):
+    def get(self, request):
         region_ids = parsed(WorkersForm(request.query_params, now=timezone.now()))
         return Response(rows.WorkersSerializer(aggregates.workers(region_ids, timezone.now())).data)
