@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.template.response import TemplateResponse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
@@ -43,7 +44,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "user" and not request.user.is_superuser:
-            kwargs["queryset"] = type(request.user)._default_manager.filter(pk=request.user.pk)
+            kwargs["queryset"] = get_user_model()._default_manager.filter(pk=request.user.pk)
             kwargs["initial"] = request.user.pk
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
