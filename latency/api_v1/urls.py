@@ -24,7 +24,6 @@ router.register("aggregates", AggregateViewSet, basename="aggregate")
 router.register("incidents", IncidentViewSet, basename="incident")
 
 
-
 # Exempt like the API's views (DRF checks CSRF itself, for sessions): a PUT to a wrong path is a 404, and this
 # view reads and changes nothing.
 @csrf_exempt
