@@ -19,7 +19,6 @@ from latency import aggregates
 from latency.api_v1 import rows
 from latency.api_v1.forms import AggregateForm, IncidentForm, MeasurementForm, WorkersForm, parsed
 from latency.api_v1.pagination import MeasurementCursorPagination
-from latency.forms import MAX_ID
 from probes import readings
 from probes.engine.result import OUTCOMES
 from probes.models import Incident, Measurement, Worker
@@ -112,6 +111,8 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
 
     queryset = Incident.objects.none()  # the permission: probes.view_incident
     serializer_class = rows.IncidentSerializer
+    # Ids only, and no longer than a bigint's: any other path is the API's JSON 404 (latency.api_v1.urls).
+    lookup_value_regex = "[0-9]{1,18}"
 
     @extend_schema(
         parameters=[
@@ -125,8 +126,7 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def retrieve(self, request, *args, **kwargs):
-        pk = str(kwargs["pk"])
-        row = readings.incident_detail(int(pk)) if pk.isascii() and pk.isdigit() and int(pk) <= MAX_ID else None
+        row = readings.incident_detail(int(kwargs["pk"]))
         if row is None:
             raise Http404
         return Response(self.get_serializer(row).data)
