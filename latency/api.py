@@ -20,7 +20,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from latency import charts
+from latency import aggregates, charts
 from latency.access import dashboard_api
 from latency.charts.distribution import histogram_figure
 from latency.charts.over_time import timeseries_figure, wants_lines
@@ -141,13 +141,7 @@ def overview(f: Selection, form: DashboardFilterForm) -> dict:
             "empty": "",
             "no_data": _real_no_data(f, places),
         }
-    # Health is read now, whatever the window: a region is dark or live at present.
-    rows = readings.summary(f)
-    health = readings.region_health(timezone.now(), [row["id"] for row in rows])
-    # .get: a region deleted between the two reads is simply not judged.
-    rows = [
-        {**row, "status": h.status, "last_seen": h.last_seen} if (h := health.get(row["id"])) else row for row in rows
-    ]
+    rows, health = aggregates.region_summary(f, timezone.now())
     samples = sum(row["samples"] for row in rows)
     figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label, health)
     real = real_user_places(f).rows if layer == "both" else []
@@ -280,30 +274,6 @@ def meta(request: HttpRequest):
     )
 
 
-def worker_json(row: readings.WorkerRow, region_status: str) -> dict:
-    """One worker of /api/workers: the issue's fields (region, hostname, release, last_seen, status,
-    in_flight, clock_offset_ms), then the rest of what its heartbeat said."""
-    return {
-        "region": row.region_slug,
-        "hostname": row.hostname,
-        "release": row.release,
-        "last_seen": row.last_seen,
-        "status": row.status,
-        "in_flight": row.in_flight,
-        "clock_offset_ms": row.clock_offset_ms,
-        "clock_flagged": row.clock_flagged,
-        "region_name": row.region_name,
-        "region_status": region_status,
-        "name": row.name,
-        "state": row.state,
-        "started_at": row.started_at,
-        "last_run_at": row.last_run_at,
-        "runs": row.runs,
-        "queue_depth": row.queue_depth,
-        "key_id": row.key_id,
-    }
-
-
 @dashboard_api
 def workers(request: HttpRequest):
     """Region workers heard in the last day (stopped ones briefly), newest first per region; ?region=<slug>
@@ -313,18 +283,4 @@ def workers(request: HttpRequest):
         region_ids = form.result()
     except BadParameter as exc:
         return respond({"error": str(exc), "param": exc.param}, status=400)
-    now = timezone.now()
-    rows = readings.worker_rows(region_ids or None, now)
-    health = readings.region_health(now, region_ids or None)
-    return respond(
-        {
-            "workers": [
-                worker_json(row, health[row.region_id].status if row.region_id in health else "dark") for row in rows
-            ],
-            "regions": {
-                slug: health[rid].status
-                for rid, slug in Region.objects.filter(id__in=list(health)).values_list("id", "slug")
-            },
-            "now": now,
-        }
-    )
+    return respond(aggregates.workers(region_ids, timezone.now()))

@@ -147,7 +147,9 @@ class RegionSlugs(Param):
     def to_python(self, slugs) -> list[int]:
         if self.allow_all and "all" in slugs:
             return []
-        by_slug = dict(Region.objects.filter(slug__in=slugs).values_list("slug", "id"))
+        # A NUL names no region, and PostgreSQL refuses to be asked about one (a 500 otherwise).
+        askable = [s for s in slugs if "\x00" not in s]
+        by_slug = dict(Region.objects.filter(slug__in=askable).values_list("slug", "id"))
         unknown = [s for s in slugs if s not in by_slug]
         if unknown:
             raise ValidationError(

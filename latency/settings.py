@@ -53,6 +53,11 @@ INSTALLED_APPS = [
     "channels",
     "axes",
     "csp",
+    # The REST API /api/v1/ (latency.api_v1): its schema from drf-spectacular, its docs page's Swagger UI from
+    # the sidecar's static files (no CDN).
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "probes",
     "latency",
 ]
@@ -213,6 +218,42 @@ LATENCY_INGEST_RATE_PER_MINUTE = env_int("LATENCY_INGEST_RATE_PER_MINUTE", 1200,
 # An offline city database (MaxMind DB format: GeoLite2-City or DB-IP City Lite) to place users by their
 # address; empty: the GeoLite2 City database of the maxminddb-geolite2 package. Never a network lookup.
 LATENCY_GEOIP_DATABASE = env_str("LATENCY_GEOIP_DATABASE", "")
+
+# The REST API (latency.api_v1): a user's token (`Authorization: Bearer <token>`, probes.apitokens) or the
+# session (with CSRF, for the docs page); the admin's model permissions, view included for reads. Tokens first:
+# an anonymous request is answered 401 with `WWW-Authenticate: Bearer`.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "latency.api_v1.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["latency.api_v1.permissions.ModelPermissions"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "latency.api_v1.pagination.PageNumberPagination",
+    "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "latency.api_v1.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Latency Atlas API",
+    "DESCRIPTION": "Regions, targets and probes; measurements, the dashboard's aggregates, incidents and workers.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SCHEMA_PATH_PREFIX": "/api/v1/",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Served from our static files (drf-spectacular-sidecar): the CSP allows scripts from 'self' only.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # validatorUrl off: Swagger UI would otherwise send the schema to validator.swagger.io.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "persistAuthorization": False, "validatorUrl": None},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "latency.api_v1.schema.add_error_responses",
+    ],
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -15,6 +15,8 @@ urlpatterns = [
     path("incidents/<int:incident_id>/acknowledge", incident_views.acknowledge, name="incident-acknowledge"),
     path("targets/<int:target_id>/silence", incident_views.silence_target, name="target-silence"),
     path("silences/<int:silence_id>/end", incident_views.end_silence, name="silence-end"),
+    # The REST API (latency.api_v1): tokens or the session, the admin's permissions, an OpenAPI 3 schema.
+    path("api/v1/", include("latency.api_v1.urls")),
     path("api/meta", api.meta, name="api-meta"),
     path("api/overview", api.overview, name="api-overview"),
     path("api/histograms", api.histograms, name="api-histograms"),

@@ -295,6 +295,9 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
 # Alert rules, incidents, silences and notification channels (write-only Apprise URLs, health, "Send test
 # notification"): admin modules of their own, registered on import.
 from probes.alerts import channels_admin, incidents_admin, rules_admin  # noqa: E402, F401
+
+# API tokens for /api/v1/ (shown once, revocable): their own admin module.
+from probes.apitokens import admin as apitokens_admin  # noqa: E402, F401
 from probes.fleet import admin_workers  # noqa: E402, F401
 
 # Ingest sources of real users' calls (a token shown once, "Rotate token"): their own admin module.

@@ -15,6 +15,8 @@ Facade (a Selection in, typed rows out; see rows.py):
     buckets_are_raw / bucket_statement / spans / bucket_rows
                             per time bucket x region x target (regions.csv)
     recent(target_id, limit, failures=False)           -> [dict]
+    stored_measurements(filters)   measurements as stored, one dict each (stored_fields()), unordered:
+                            the API pages through them (stored.py)
     worker_rows(region_ids, now)   region workers heard lately -> [WorkerRow]
     region_health(now) / region_status(now)
                             {region_id: live | stale | dark} (fleet.py)
@@ -105,6 +107,7 @@ from probes.readings.mix import mix, mix_shares
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.selection import BadParameter, Selection
 from probes.readings.series import bucket_size, series
+from probes.readings.stored import stored_fields, stored_measurements
 from probes.readings.summaries import (
     PHASE_METRICS,
     SEGMENTS,
@@ -164,6 +167,8 @@ __all__ = [
     "region_status",
     "series",
     "spans",
+    "stored_fields",
+    "stored_measurements",
     "summary",
     "table",
     "tallies",
