@@ -41,5 +41,5 @@ urlpatterns = [
     # One answer, not a list of pages: the workers and their regions' health.
     path("workers/", WorkerView.as_view(), name="workers"),
     path("", include(router.urls)),
-    re_path(r"^(?P<rest>.*)$", not_found),
+    re_path(r"^(?P<rest>[\s\S]*)$", not_found),
 ]

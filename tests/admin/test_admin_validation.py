@@ -424,6 +424,8 @@ INTERNAL_MODELS = {
     "IngestRate",
     "MetricStream",
     "SpanResource",
+    # Counters ingest keeps for /metrics: written in ingest's INSERT only, read by the scrape.
+    "MeasurementTally",
 }
 
 
