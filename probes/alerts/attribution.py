@@ -97,8 +97,16 @@ def attribute(
         )
     if not baselines or not window:
         return Attribution("", "no baseline to compare the phases with", {})
-    now = stack_segments(window_medians(window))
-    before = stack_segments(pooled(baselines).medians())
+    return compare(window_medians(window), pooled(baselines).medians())
+
+
+def compare(window: dict[str, float | None] | None, baseline: dict[str, float | None] | None) -> Attribution:
+    """attribute() from the medians already taken: an evaluation pass takes them once per
+    (target, breaching regions) for every rule that breaches there (probes.alerts.evaluate)."""
+    if window is None or baseline is None:
+        return Attribution("", "no baseline to compare the phases with", {})
+    now = stack_segments(window)
+    before = stack_segments(baseline)
     deltas = {name: now[name] - before[name] for name in SEGMENT_NAMES}
     moved = {name: d for name, d in deltas.items() if d > MOVED_MS and d > MOVED_SHARE * max(before[name], 1.0)}
     if not moved:

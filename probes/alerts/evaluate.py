@@ -36,7 +36,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from probes.alerts.attribution import Attribution, attribute, duration
+from probes.alerts.attribution import Attribution, attribute, compare, duration, pooled, window_medians
 from probes.alerts.models import (
     GLOBAL,
     REGIONAL,
@@ -130,6 +130,8 @@ class PassData:
         self._missed: dict[int, dict[tuple[int, int], int]] = {}
         self._values: dict[tuple, list[float]] = {}
         self._starts_by_probe: dict[tuple[int, int], dict[int, list[datetime]]] = {}
+        self._window_medians: dict[tuple, dict[str, float | None] | None] = {}
+        self._baseline_medians: dict[tuple, dict[str, float | None] | None] = {}
 
     def window(self, pair: tuple[int, int], minutes: int) -> list[Call]:
         calls = self.calls.get(pair, [])
@@ -149,6 +151,24 @@ class PassData:
         if self._baselines is None:
             self._baselines = baselines(self.target_ids, self.now)
         return self._baselines.get(pair)
+
+    def window_medians(self, target_id: int, region_ids: tuple[int, ...], minutes: int) -> dict | None:
+        """The phase medians of the breaching regions' window calls (None without calls): every rule with
+        the same window that breaches in the same regions of a target reads the same ones."""
+        key = (target_id, region_ids, minutes)
+        if key not in self._window_medians:
+            calls = [c for r in region_ids for c in self.window((target_id, r), minutes)]
+            self._window_medians[key] = window_medians(calls) if calls else None
+        return self._window_medians[key]
+
+    def baseline_medians(self, target_id: int, region_ids: tuple[int, ...]) -> dict | None:
+        """The medians of the breaching regions' baselines merged (None without any): merging them again
+        for each rule that fired on the same target was most of a firing pass (bench/alerts.py)."""
+        key = (target_id, region_ids)
+        if key not in self._baseline_medians:
+            bases = [b for r in region_ids if (b := self.baseline((target_id, r))) is not None]
+            self._baseline_medians[key] = pooled(bases).medians() if bases else None
+        return self._baseline_medians[key]
 
     def missed(self, pair: tuple[int, int], minutes: int) -> int:
         if minutes not in self._missed:
@@ -488,9 +508,11 @@ class Evaluator:
         idles = [_cold_start(rule, target_id, v, data) for v in breaching]
         if all(idle is not None for idle in idles):
             return attribute([], [], cold_start=(True, min(i for i in idles if i is not None)))
-        calls = [c for v in breaching for c in data.window((target_id, v.region_id), rule.window_minutes)]
-        bases = [b for v in breaching if (b := data.baseline((target_id, v.region_id))) is not None]
-        return attribute(calls, bases)
+        regions = tuple(v.region_id for v in breaching)
+        baseline = data.baseline_medians(target_id, regions)
+        if baseline is None:
+            return compare(None, None)
+        return compare(data.window_medians(target_id, regions, rule.window_minutes), baseline)
 
     def _names(self) -> dict[int, str]:
         if not self.region_names:
