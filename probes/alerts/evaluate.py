@@ -131,6 +131,7 @@ class PassData:
         self._missed: dict[int, dict[tuple[int, int], int]] = {}
         self._values: dict[tuple, list[float]] = {}
         self._starts_by_probe: dict[tuple[int, int], dict[int, list[datetime]]] = {}
+        self._idle_splits: dict[tuple, tuple[list[float], list[float]]] = {}
         self._window_medians: dict[tuple, dict[str, float | None] | None] = {}
         self._baseline_medians: dict[tuple, dict[str, float | None] | None] = {}
 
@@ -152,6 +153,27 @@ class PassData:
         if self._baselines is None:
             self._baselines = baselines(self.target_ids, self.now)
         return self._baselines.get(pair)
+
+    def idle_split(self, pair: tuple[int, int], minutes: int, metric: str) -> tuple[list[float], list[float]]:
+        """The window's values of a metric (ok calls) that came without an idle spell before them,
+        ascending, and the idle minutes before the others: the same for every rule with this metric and
+        window, and a scan of the window's calls per rule and breaching region was a second of a firing pass."""
+        key = (pair, minutes, metric)
+        split = self._idle_splits.get(key)
+        if split is None:
+            rest, idle = [], []
+            for call in self.window(pair, minutes):
+                value = getattr(call, metric)
+                if not call.ok or value is None:
+                    continue
+                gap = self.idle_before(pair, call)
+                if gap is None:
+                    rest.append(value)
+                else:
+                    idle.append(gap)
+            rest.sort()
+            split = self._idle_splits[key] = (rest, idle)
+        return split
 
     def window_medians(self, target_id: int, region_ids: tuple[int, ...], minutes: int) -> dict | None:
         """The phase medians of the breaching regions' window calls (None without calls): every rule with
@@ -202,21 +224,10 @@ def _cold_start(rule: AlertRule, target_id: int, verdict: Verdict, data: PassDat
     its breach is theirs alone: the window's calls that came after an idle
     spell (COLD_IDLE without a call of their probe from the region) are the
     slow ones, and the region's other calls, read alone, do not breach."""
-    pair = (target_id, verdict.region_id)
     q = PERCENTILES[rule.percentile or "p95"]
-    rest, idle = [], []
-    for call in data.window(pair, rule.window_minutes):
-        value = getattr(call, rule.metric)
-        if not call.ok or value is None:
-            continue
-        gap = data.idle_before(pair, call)
-        if gap is None:
-            rest.append(value)
-        else:
-            idle.append(gap)
+    rest, idle = data.idle_split((target_id, verdict.region_id), rule.window_minutes, rule.metric)
     if not idle or not rest:
         return None
-    rest.sort()
     if _exceeds(rule, rest[_rank(q, len(rest)) - 1], verdict.baseline):
         return None
     return min(idle)
