@@ -507,7 +507,8 @@ class ExportFilterForm(ParamsForm):
             probe_ids=data["probe"],
             region_ids=data["region"],
             outcomes=data["outcome"],
-            bucket=data["bucket"],
+            # A form without the bucket field (the API's measurement rows, listed one by one) keeps the default.
+            **({"bucket": data["bucket"]} if "bucket" in data else {}),
         )
 
 

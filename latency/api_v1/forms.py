@@ -8,7 +8,6 @@ from django.utils.translation import gettext as _
 from rest_framework.exceptions import ValidationError as RequestError
 
 from latency.forms import DashboardFilterForm, ExportFilterForm, Ids, Once, ParamsForm, WorkersForm
-from probes.exports import ExportFilters
 from probes.models import Target
 from probes.readings.incidents import STATES
 from probes.readings.selection import BadParameter
@@ -27,17 +26,6 @@ class MeasurementForm(ExportFilterForm):
     no buckets: rows are listed one by one."""
 
     bucket = None
-
-    def build(self) -> ExportFilters:
-        data = self.cleaned_data
-        return ExportFilters(
-            since=data["since"],
-            until=data["until"],
-            target_ids=data["target"],
-            probe_ids=data["probe"],
-            region_ids=data["region"],
-            outcomes=data["outcome"],
-        )
 
 
 class IncidentForm(ParamsForm):
