@@ -1,6 +1,6 @@
 """What /metrics reads (probes.prometheus): the last result of each target x region, trailing-window quantiles,
-the running tallies and the regions with their health. Each is one SQL statement, so a scrape of 6 targets x 15
-regions stays well under 100 ms (bench/metrics.py).
+the running tallies and the regions with their health. Each is one SQL statement (bench/metrics.py times a
+scrape of 6 targets x 15 regions and each statement's share).
 
 The pairs are those the tally knows (probes.tally: every target x region that ever stored a measurement): the
 newest row of each is one walk down the (target, region, started_at) index. Quantiles follow the package's one
