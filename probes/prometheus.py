@@ -7,15 +7,21 @@ region_rows); metric names of measured values come from the metric list (probes.
 PROMETHEUS_HISTOGRAM). Labels: `target` (the target's name), `region` (the region's slug), `outcome`; values in
 Prometheus' base units (seconds).
 
+The last-result families carry only `target` and `region`, as blackbox_exporter's probe_* do: a pair's series keeps
+its identity whatever the outcome, so `probe_success == 0`, `avg_over_time(probe_success[1h])` and the graphs of a
+pair stay one line. The outcome itself is one more series, probe_outcome, joined on (target, region) when a table
+or an alert wants to say why.
+
 Families (README, "Prometheus and Grafana"):
-  latency_atlas_probe_success{target,region,outcome}                     1 when the last result is ok, else 0
-  latency_atlas_probe_duration_seconds{target,region,outcome,phase}       its phases (dns, connect, tls,
+  latency_atlas_probe_success{target,region}                             1 when the last result is ok, else 0
+  latency_atlas_probe_outcome{target,region,outcome}                     1, for the last result's outcome only
+  latency_atlas_probe_duration_seconds{target,region,phase}              its phases (dns, connect, tls,
                                                                          processing, first_token, transfer);
                                                                          a phase it did not have is left out
-  latency_atlas_probe_<Metric.prometheus>{target,region,outcome}         ttft_seconds, ttfat_seconds,
+  latency_atlas_probe_<Metric.prometheus>{target,region}                 ttft_seconds, ttfat_seconds,
                                                                          tokens_per_second (when it has them)
-  latency_atlas_probe_http_status{target,region,outcome}                 its HTTP status (when it had an answer)
-  latency_atlas_probe_started_timestamp_seconds{target,region,outcome}   when it started (Unix time)
+  latency_atlas_probe_http_status{target,region}                         its HTTP status (when it had an answer)
+  latency_atlas_probe_started_timestamp_seconds{target,region}           when it started (Unix time)
   latency_atlas_measurements_total{target,region,outcome}                counter (probes.tally)
   latency_atlas_ttft_seconds{target,region}                              cumulative histogram (probes.tally)
   latency_atlas_ttft_quantile_seconds{target,region,window,quantile}     trailing-window quantiles (5m, 1h;
@@ -79,33 +85,39 @@ class AtlasCollector(Collector):
 
     def _latest(self) -> Iterator[Metric]:
         success = GaugeMetricFamily(
-            PREFIX + "probe_success", "Whether the last measurement succeeded (outcome ok).", labels=RESULT
+            PREFIX + "probe_success", "Whether the last measurement succeeded (outcome ok).", labels=PAIR
         )
         phases = GaugeMetricFamily(
             PREFIX + "probe_duration_seconds",
             "Phases of the last measurement: dns, connect, tls, processing (server wait), first_token (first "
             "token after the first byte), transfer (the rest of the stream); a phase it did not have is left out.",
-            labels=[*RESULT, "phase"],
+            labels=[*PAIR, "phase"],
             unit="seconds",
         )
         values = {
             m.name: GaugeMetricFamily(
-                PREFIX + "probe_" + m.prometheus, f"{m.label} of the last measurement.", labels=RESULT
+                PREFIX + "probe_" + m.prometheus, f"{m.label} of the last measurement.", labels=PAIR
             )
             for m in PROMETHEUS
         }
+        outcome = GaugeMetricFamily(
+            PREFIX + "probe_outcome",
+            "The last measurement's outcome (ok, timeout, http_error, ...): 1, to join on target and region.",
+            labels=RESULT,
+        )
         status = GaugeMetricFamily(
-            PREFIX + "probe_http_status", "HTTP status of the last measurement's answer.", labels=RESULT
+            PREFIX + "probe_http_status", "HTTP status of the last measurement's answer.", labels=PAIR
         )
         started = GaugeMetricFamily(
             PREFIX + "probe_started_timestamp_seconds",
             "When the last measurement started (Unix time).",
-            labels=RESULT,
+            labels=PAIR,
             unit="seconds",
         )
         for row in readings.latest_results():
-            labels = [row.target, row.region, row.outcome]
+            labels = [row.target, row.region]
             success.add_metric(labels, 1.0 if row.outcome == "ok" else 0.0)
+            outcome.add_metric([*labels, row.outcome], 1.0)
             started.add_metric(labels, row.started_at.timestamp())
             if row.http_status is not None:
                 status.add_metric(labels, float(row.http_status))
@@ -116,6 +128,7 @@ class AtlasCollector(Collector):
                 if value is not None:
                     values[m.name].add_metric(labels, value * PROMETHEUS_SCALE[m.unit])
         yield success
+        yield outcome
         yield phases
         yield from values.values()
         yield status

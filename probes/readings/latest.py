@@ -1,6 +1,6 @@
 """What /metrics reads (probes.prometheus): the last result of each target x region, trailing-window quantiles,
-the running tallies and the regions with their health. Each is one SQL statement, so a scrape of 6 targets x 15
-regions stays well under 100 ms (bench/metrics.py).
+the running tallies and the regions with their health. Each is one SQL statement (bench/metrics.py times a
+scrape of 6 targets x 15 regions and each statement's share).
 
 The pairs are those the tally knows (probes.tally: every target x region that ever stored a measurement): the
 newest row of each is one walk down the (target, region, started_at) index. Quantiles follow the package's one
@@ -126,27 +126,28 @@ def window_quantiles(now: datetime) -> list[WindowQuantile]:
 
     column = PROMETHEUS_HISTOGRAM.column
     params: dict = {"until": now, "since": now - max(TRAILING_WINDOWS.values())}
-    aggregates, picks = [], []
+    aggregates, sorts, picks = [], [], []
     for w, span in enumerate(TRAILING_WINDOWS.values()):
         params[f"since_{w}"] = now - span
-        within = f"{column} IS NOT NULL AND started_at >= %(since_{w})s"
-        aggregates.append(
-            f"count(*) FILTER (WHERE {within}) AS n_{w}, "
-            f"array_agg({column} ORDER BY {column}) FILTER (WHERE {within}) AS v_{w}"
-        )
-        picks.append(f"n_{w}")
+        # Unordered: the rows are hashed by pair as they come (an ordered array_agg makes PostgreSQL sort the
+        # whole hour by pair first); each pair's few hundred values are sorted on their own below.
+        aggregates.append(f"array_agg({column}) FILTER (WHERE started_at >= %(since_{w})s) AS v_{w}")
+        sorts.append(f"CROSS JOIN LATERAL (SELECT array_agg(x ORDER BY x) AS v FROM unnest(g.v_{w}) x) s_{w}")
+        n = f"cardinality(s_{w}.v)"
+        picks.append(n)
         for i, q in enumerate(TRAILING_QUANTILES):
             params[f"q_{i}"] = exact(q)
-            picks.append(f"v_{w}[{rank_sql(f'%(q_{i})s', f'n_{w}')}]")
+            picks.append(f"s_{w}.v[{rank_sql(f'%(q_{i})s', n)}]")
     rows = _fetch(
         f"""
         SELECT tg.name, rg.slug, {", ".join(picks)}
         FROM (
             SELECT target_id, region_id, {", ".join(aggregates)}
             FROM {Measurement._meta.db_table}
-            WHERE started_at >= %(since)s AND started_at < %(until)s
+            WHERE started_at >= %(since)s AND started_at < %(until)s AND {column} IS NOT NULL
             GROUP BY 1, 2
         ) g
+        {" ".join(sorts)}
         JOIN {Target._meta.db_table} tg ON tg.id = g.target_id
         JOIN {Region._meta.db_table} rg ON rg.id = g.region_id
         ORDER BY tg.name, rg.slug
@@ -158,7 +159,7 @@ def window_quantiles(now: datetime) -> list[WindowQuantile]:
     for target, region, *picked in rows:
         for w, label in enumerate(TRAILING_WINDOWS):
             samples, *values = picked[w * per_window : (w + 1) * per_window]
-            if not samples:
+            if not samples:  # no value in this window: array_agg of nothing is NULL, its cardinality too
                 continue
             out.extend(
                 WindowQuantile(target, region, label, q, value, samples)

@@ -25,9 +25,10 @@ def test_the_newest_result_is_shown_with_its_phases_in_seconds(pair, stored, adm
     cold = dict(connection="cold", dns_ms=5.0, connect_ms=20.0, tls_ms=40.0, ttfb_ms=165.0, ttft_ms=265.0)
     row = stored(probe, region, BASE + timedelta(minutes=1), ttfat_ms=300.0, total_ms=1065.0, **cold)
     parsed = families(admin_client.get("/metrics").content.decode())
-    labels = {"target": probe.target.name, "region": "test-dublin", "outcome": "ok"}
+    labels = {"target": probe.target.name, "region": "test-dublin"}
 
     assert samples(parsed, "latency_atlas_probe_success") == [(labels, 1.0)]
+    assert samples(parsed, "latency_atlas_probe_outcome") == [({**labels, "outcome": "ok"}, 1.0)]
     assert samples(parsed, "latency_atlas_probe_ttft_seconds") == [(labels, pytest.approx(0.265))]
     assert samples(parsed, "latency_atlas_probe_ttfat_seconds") == [(labels, pytest.approx(0.3))]
     assert samples(parsed, "latency_atlas_probe_tokens_per_second") == [(labels, pytest.approx(row.tokens_per_s))]
@@ -50,7 +51,7 @@ def test_a_warm_call_has_no_connection_phases_rather_than_zeros(pair, stored, ad
     assert phases == pytest.approx({"processing": 0.12, "first_token": 0.13, "transfer": 0.65})
 
 
-def test_a_failed_last_result_is_a_failure_with_its_outcome_and_without_timings(pair, stored, admin_client):
+def test_a_failed_last_result_keeps_its_series_names_its_outcome_and_has_no_timings(pair, stored, admin_client):
     probe, region = pair
     stored(probe, region, BASE)
     stored(
@@ -66,8 +67,10 @@ def test_a_failed_last_result_is_a_failure_with_its_outcome_and_without_timings(
         tokens_per_s=None,
     )
     parsed = families(admin_client.get("/metrics").content.decode())
-    labels = {"target": probe.target.name, "region": "test-dublin", "outcome": "timeout"}
+    labels = {"target": probe.target.name, "region": "test-dublin"}
     assert samples(parsed, "latency_atlas_probe_success") == [(labels, 0.0)]
+    # One outcome series per pair: the one it has now, so a table joins it on (target, region).
+    assert samples(parsed, "latency_atlas_probe_outcome") == [({**labels, "outcome": "timeout"}, 1.0)]
     assert samples(parsed, "latency_atlas_probe_ttft_seconds") == []
     assert samples(parsed, "latency_atlas_probe_http_status") == []
     assert samples(parsed, "latency_atlas_probe_duration_seconds") == []
