@@ -85,8 +85,9 @@ class MeasurementFactory(DjangoModelFactory):
     probe = factory.SubFactory(ProbeFactory)
     target = factory.LazyAttribute(lambda m: m.probe.target)
     region = factory.SubFactory(RegionFactory)
-    scheduled_for = factory.LazyFunction(lambda: datetime.now(UTC))
-    started_at = factory.SelfAttribute("scheduled_for")
+    # Either time alone names both (probes.slot_time: a run starts at its slot); _adjust_kwargs fills the other.
+    scheduled_for = None
+    started_at = None
     worker = "w"
     outcome = "ok"
     connection = "cold"
@@ -101,6 +102,15 @@ class MeasurementFactory(DjangoModelFactory):
     output_tokens = 20
     tokens_per_s = 50.0
     itl_p50_ms = 12.5
+
+    @classmethod
+    def _adjust_kwargs(cls, **kwargs):
+        slot, started = kwargs.get("scheduled_for"), kwargs.get("started_at")
+        if slot is None and started is None:
+            slot = started = datetime.now(UTC)
+        kwargs["scheduled_for"] = started if slot is None else slot
+        kwargs["started_at"] = slot if started is None else started
+        return kwargs
 
 
 class RegionKeyFactory(DjangoModelFactory):

@@ -1,0 +1,33 @@
+"""How far a measurement's start (started_at, the worker's clock) may stray from its schedule slot (scheduled_for):
+the one rule that lets a reader of a started_at window name the slot-time partitions it needs.
+
+Raw measurements are stored in partitions by day of their slot (scheduled_for: the idempotency key's time, so the
+unique slot key holds across partitions), while every reading, rollup and export selects by started_at. A run
+starts at its slot, or later when its region's workers are busy, never more than SLOT_LATE after it (the schedule's
+tasks expire before then: probes.scheduling); or earlier by its worker's clock skew, at most SLOT_EARLY (ingest
+refuses more, as a classified dead letter). The database holds every row to it (the CHECK constraint
+measurement_started_near_slot), so adding slot_bounds' range to a started_at window selects exactly the same rows,
+from the partitions of the days that range overlaps and no others.
+
+Plain Python: region workers and the schedule read it too.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+# A worker's clock ahead of the scheduler's by more than this is broken, not late: its rows are refused.
+SLOT_EARLY = timedelta(minutes=5)
+# A run that could not start within an hour of its slot is a missed run (probes.fleet.missed), not a late one: its
+# task expires first (probes.scheduling caps every expiry below this).
+SLOT_LATE = timedelta(hours=1)
+
+
+def slot_bounds(since: datetime, until: datetime) -> tuple[datetime, datetime]:
+    """[low, high) of scheduled_for that holds every row with since <= started_at < until."""
+    return since - SLOT_LATE, until + SLOT_EARLY
+
+
+def started_near_slot(started_at: datetime, scheduled_for: datetime) -> bool:
+    """Whether a run's start is one the rule allows for its slot (what ingest checks before the database does)."""
+    return scheduled_for - SLOT_EARLY <= started_at <= scheduled_for + SLOT_LATE
