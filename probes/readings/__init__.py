@@ -45,8 +45,9 @@ Facade (a Selection in, typed rows out; see rows.py):
 The percentile, one definition. The q-quantile of n values is the value of
 rank ceil(q * n) (at least 1) in ascending order: nearest rank, with q * n
 computed exactly (probes.histogram._rank in Python, rank.rank_sql in SQL
-with q as numeric; never percentile_disc, whose float8 rank can land one
-off). It is read
+with q as numeric; not percentile_disc, whose float8 rank can land one
+off, except in window_quantiles, for quantiles proven to rank exactly in
+float8: rank.float_rank_agrees). It is read
 - exactly, from raw rows, when the selection is read from raw rows alone: a
   window of at most RAW_MAX (6 h), an outcome filter, regions.csv buckets
   shorter than an hour, and time-series buckets that are not whole marked
