@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from probes.rollups.locks import LockSpace
 
@@ -84,7 +85,7 @@ def _literal(when: datetime) -> str:
     return f"'{when.isoformat()}'::timestamptz"
 
 
-def _lock(cur, spec: PartitionedTable) -> None:
+def _lock(cur: CursorWrapper, spec: PartitionedTable) -> None:
     cur.execute(
         "SELECT pg_advisory_xact_lock(%s, %s)", [int(LockSpace.PARTITIONS), zlib.crc32(spec.table.encode()) - 2**31]
     )
@@ -137,7 +138,7 @@ def ensure_days(spec: PartitionedTable, days: Iterable[date]) -> list[date]:
     return created
 
 
-def _create_day(cur, spec: PartitionedTable, day: date) -> int:
+def _create_day(cur: CursorWrapper, spec: PartitionedTable, day: date) -> int:
     """Create the day's table, fill it with the day's rows from the default partition, attach it. Attaching (not
     CREATE ... PARTITION OF) holds the parent only in SHARE UPDATE EXCLUSIVE mode: reads and writes of other days
     go on. Returns how many rows moved."""
@@ -151,7 +152,7 @@ def _create_day(cur, spec: PartitionedTable, day: date) -> int:
     cur.execute(
         f"WITH moved AS (DELETE FROM {default} WHERE {in_day} RETURNING *) INSERT INTO {name} SELECT * FROM moved"
     )
-    moved = cur.rowcount
+    moved: int = cur.rowcount
     bounds = f"FROM ({_literal(low)}) TO ({_literal(high)})"
     cur.execute(f"ALTER TABLE {spec.table} ATTACH PARTITION {name} FOR VALUES {bounds}")
     return moved
@@ -166,7 +167,8 @@ def ensure_ahead(spec: PartitionedTable, ahead_days: int, now: datetime | None =
 def count_rows(spec: PartitionedTable, day: date) -> int:
     with connection.cursor() as cur:
         cur.execute(f"SELECT count(*) FROM {spec.day_name(day)}")
-        return cur.fetchone()[0]
+        rows: int = cur.fetchone()[0]
+    return rows
 
 
 def drop_day(spec: PartitionedTable, day: date) -> int:
