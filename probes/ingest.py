@@ -215,7 +215,7 @@ def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = 
     if kept:
         # Before the batch's transaction and in one of its own: a late row's day gets its partition (steady
         # state: no query, the day is known), and a refused batch does not undo it.
-        partitions.ensure_days(partitions.MEASUREMENTS, partitions.days_of(row["scheduled_for"] for row in kept))
+        partitions.ensure_for_rows(partitions.MEASUREMENTS, (row["scheduled_for"] for row in kept), now)
     items = []
     with transaction.atomic():
         if kept:

@@ -158,6 +158,19 @@ def _create_day(cur: CursorWrapper, spec: PartitionedTable, day: date) -> int:
     return moved
 
 
+def ensure_for_rows(spec: PartitionedTable, times: Iterable[datetime], now: datetime | None = None) -> list[date]:
+    """A writer's call before it inserts rows with these partition keys: their days get partitions, unless a day is
+    already past retention or further ahead than the scheduler makes them (a sender's broken clock, a span from
+    1970): such rows go to the default partition, and retention deletes them there, instead of each leaving a
+    partition behind."""
+    from django.conf import settings
+
+    today = (now or datetime.now(UTC)).astimezone(UTC).date()
+    first = today - timedelta(days=settings.LATENCY_RETENTION_DAYS + 1)
+    last = today + timedelta(days=settings.LATENCY_PARTITIONS_AHEAD_DAYS + 1)
+    return ensure_days(spec, [day for day in days_of(times) if first <= day <= last])
+
+
 def ensure_ahead(spec: PartitionedTable, ahead_days: int, now: datetime | None = None) -> list[date]:
     """Today's partition and the next `ahead_days` days'. Returns the days created."""
     today = (now or datetime.now(UTC)).astimezone(UTC).date()
@@ -180,6 +193,8 @@ def drop_day(spec: PartitionedTable, day: date) -> int:
             return 0
         name = spec.day_name(day)
         rows = count_rows(spec, day)
+        # Deferred foreign key checks of rows this transaction wrote would block the DROP: run them now.
+        cur.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cur.execute(f"ALTER TABLE {spec.table} DETACH PARTITION {name}")
         cur.execute(f"DROP TABLE {name}")
     _known.get(spec.table, set()).discard(day)

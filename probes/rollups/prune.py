@@ -74,18 +74,23 @@ def droppable_days(spec: partitions.PartitionedTable, cutoff: datetime, late: ti
     return [day for day in sorted(partitions.existing_days(spec)) if partitions.day_bounds(day)[1] + late <= cutoff]
 
 
-def _drop_old_days(spec: partitions.PartitionedTable, cutoff: datetime) -> int:
+def _drop_old_days(
+    spec: partitions.PartitionedTable, cutoff: datetime, *, late: timedelta = SLOT_LATE, rolled_up: bool = True
+) -> int:
+    """Drop the partitions of the days wholly past `cutoff`. `rolled_up`: raw measurements, whose hours must be
+    rolled up first (observations' rollups are written with them)."""
     from probes.models import RollupHour
 
     dropped = 0
-    for day in droppable_days(spec, cutoff, SLOT_LATE):
+    for day in droppable_days(spec, cutoff, late):
         low, high = partitions.day_bounds(day)
-        # Every started_at hour a row of this day can fall in (probes.slot_time), rolled up before the rows go:
-        # readings of the period then come from rollups, the same as before the drop.
-        hours = hours_between(low - SLOT_EARLY, high + SLOT_LATE)
-        marked = set(RollupHour.objects.filter(hour__in=hours).values_list("hour", flat=True))
-        for hour in sorted(set(hours) - marked):
-            rebuild_hour(hour)
+        if rolled_up:
+            # Every started_at hour a row of this day can fall in (probes.slot_time), rolled up before the rows
+            # go: readings of the period then come from rollups, the same as before the drop.
+            hours = hours_between(low - SLOT_EARLY, high + SLOT_LATE)
+            marked = set(RollupHour.objects.filter(hour__in=hours).values_list("hour", flat=True))
+            for hour in sorted(set(hours) - marked):
+                rebuild_hour(hour)
         rows = partitions.drop_day(spec, day)
         log.info("retention: dropped %s's partition of %s (%d rows)", day, spec.table, rows)
         dropped += rows
@@ -97,27 +102,36 @@ def _prune_default(cutoff: datetime) -> int:
     never got one): deleted in batches as before partitions, their hours rolled up first."""
     from probes.models import RollupHour
 
-    table = partitions.MEASUREMENTS.default_name
-    if not partitions.is_partitioned(partitions.MEASUREMENTS):
-        table = partitions.MEASUREMENTS.table
+    table = _rows_left(partitions.MEASUREMENTS)
     with connection.cursor() as cur:
         cur.execute(f"SELECT DISTINCT date_trunc('hour', started_at) FROM {table} WHERE started_at < %s", [cutoff])
         raw_hours = {row[0] for row in cur.fetchall()}
     marked = set(RollupHour.objects.filter(hour__in=raw_hours).values_list("hour", flat=True))
     for hour in sorted(raw_hours - marked):
         rebuild_hour(hour)
-    return delete_table_rows_older_than(table, "started_at", cutoff)
+    return _delete_from_default(partitions.MEASUREMENTS, "started_at", cutoff)
+
+
+def _rows_left(spec: partitions.PartitionedTable) -> str:
+    """Where rows past the cut remain once the old days are dropped: the default partition (the whole table
+    before the migration that partitions it)."""
+    return spec.default_name if partitions.is_partitioned(spec) else spec.table
+
+
+def _delete_from_default(spec: partitions.PartitionedTable, column: str, cutoff: datetime) -> int:
+    return delete_table_rows_older_than(_rows_left(spec), column, cutoff)
 
 
 def prune_real_users(now: datetime) -> dict[str, int]:
     """Real users' observations follow LATENCY_RETENTION_DAYS like raw measurements (their hourly rollups are
     written with them, so nothing is left to roll up first), their rollups LATENCY_ROLLUP_RETENTION_DAYS when
     set; and the ingest's bookkeeping rows go once stale. Returns how many of each were deleted."""
-    from probes.models import IngestRate, MetricStream, Observation, ObservationRollup, SpanResource
+    from probes.models import IngestRate, MetricStream, ObservationRollup, SpanResource
 
     cutoff = floor_hour(now - timedelta(days=settings.LATENCY_RETENTION_DAYS))
     deleted = {
-        "observations": delete_older_than(Observation, "observed_at", cutoff),
+        "observations": _drop_old_days(partitions.OBSERVATIONS, cutoff, late=timedelta(0), rolled_up=False)
+        + _delete_from_default(partitions.OBSERVATIONS, "observed_at", cutoff),
         "rollups": 0,
         "ingest_rates": delete_older_than(IngestRate, "minute", now - INGEST_RATE_KEEP),
         "span_resources": delete_older_than(SpanResource, "last_span_at", now - SPAN_RESOURCE_KEEP),

@@ -26,9 +26,11 @@ def test_the_task_makes_today_and_the_days_ahead(settings):
     later = datetime.now(UTC) + timedelta(days=40)
     with time_machine.travel(later, tick=False):
         made = ensure_partitions.apply(kwargs={"token": central_token("probes.ensure_partitions")}).get()
-    assert made == 4
-    days = partitions.existing_days(partitions.MEASUREMENTS)
-    assert days_from(later.date(), 4) <= days and later.date() + timedelta(days=4) not in days
+    # Both tables' days: raw measurements' and real users' observations'.
+    assert made == 2 * 4
+    for spec in (partitions.MEASUREMENTS, partitions.OBSERVATIONS):
+        days = partitions.existing_days(spec)
+        assert days_from(later.date(), 4) <= days and later.date() + timedelta(days=4) not in days
 
 
 @pytest.mark.django_db
@@ -47,7 +49,8 @@ def test_the_command_ensures_and_lists(settings):
     with time_machine.travel(later, tick=False):
         call_command("partitions", "--ensure", stdout=out)
     printed = out.getvalue()
-    assert "created 3 partitions" in printed
-    for day in days_from(later.date(), 3):
-        assert partitions.MEASUREMENTS.day_name(day) in printed
-    assert partitions.MEASUREMENTS.default_name in printed
+    assert "created 6 partitions" in printed
+    for spec in (partitions.MEASUREMENTS, partitions.OBSERVATIONS):
+        for day in days_from(later.date(), 3):
+            assert spec.day_name(day) in printed
+        assert spec.default_name in printed
