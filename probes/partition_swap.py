@@ -129,6 +129,8 @@ def constrain(
         schema_editor.add_constraint(model, constraint)
     for index in model._meta.indexes:
         schema_editor.add_index(model, index)
+    for part in partitions.partitions(spec):
+        partitions.name_indexes(cur, spec, part.name)
     cur.execute(f"DROP TABLE {old}")
     cur.execute(f"ANALYZE {spec.table}")
 

@@ -155,7 +155,24 @@ def _create_day(cur: CursorWrapper, spec: PartitionedTable, day: date) -> int:
     moved: int = cur.rowcount
     bounds = f"FROM ({_literal(low)}) TO ({_literal(high)})"
     cur.execute(f"ALTER TABLE {spec.table} ATTACH PARTITION {name} FOR VALUES {bounds}")
+    name_indexes(cur, spec, name)
     return moved
+
+
+def name_indexes(cur: CursorWrapper, spec: PartitionedTable, partition: str) -> None:
+    """Name the partition's indexes <partition>_<the parent index's name>, not PostgreSQL's made-up names: a
+    unique violation and a plan name the partition's index, and then still say which key or index it is
+    (measurement_one_per_slot, meas_target_failures)."""
+    cur.execute(
+        "SELECT child.relname, parent.relname FROM pg_index x JOIN pg_class child ON child.oid = x.indexrelid "
+        "JOIN pg_inherits i ON i.inhrelid = x.indexrelid JOIN pg_class parent ON parent.oid = i.inhparent "
+        "WHERE x.indrelid = %s::regclass",
+        [partition],
+    )
+    for child, parent in cur.fetchall():
+        wanted = f"{partition}_{parent}"[:63]
+        if child != wanted:
+            cur.execute(f'ALTER INDEX "{child}" RENAME TO "{wanted}"')
 
 
 def ensure_for_rows(spec: PartitionedTable, times: Iterable[datetime], now: datetime | None = None) -> list[date]:
