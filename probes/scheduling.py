@@ -149,16 +149,22 @@ def due_slots(now: datetime) -> list[Slot]:
     return _slots(_current(now))
 
 
+def order_expiry(slot: Slot, expires: datetime | None = None) -> datetime:
+    """When a run order for the slot expires: `expires`, by default the slot's interval and the broker's
+    visibility timeout after it (room for a redelivery), and never later than the slot rule allows a start: a run
+    starting after that would be refused by ingest (and by the database's CHECK), so the order expires first and
+    the slot is a missed run instead (probes.fleet.missed)."""
+    if expires is None:
+        expires = slot.scheduled_for + timedelta(seconds=slot.interval + settings.LATENCY_VISIBILITY_TIMEOUT + 30)
+    return min(expires, slot.scheduled_for + SLOT_LATE - EXPIRY_MARGIN)
+
+
 def publish(app, slot: Slot, *, expires: datetime | None = None, producer=None) -> None:
     # A slot older than its interval is stale; the task itself tells a stale
     # first delivery (skipped: no burst after downtime) from a redelivery of
     # a run whose worker died (run: nothing lost). The expiry leaves room for
     # that redelivery, which Redis makes after the visibility timeout.
-    if expires is None:
-        expires = slot.scheduled_for + timedelta(seconds=slot.interval + settings.LATENCY_VISIBILITY_TIMEOUT + 30)
-    # Never later than the slot rule allows a start: a run starting after it would be refused by ingest (and by
-    # the database's CHECK), so the task expires first and the slot is a missed run instead (probes.fleet.missed).
-    expires = min(expires, slot.scheduled_for + SLOT_LATE - EXPIRY_MARGIN)
+    expires = order_expiry(slot, expires)
     timeout = float(slot.spec["timeout_s"])
     app.send_task(
         RUN_TASK,
