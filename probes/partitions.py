@@ -18,11 +18,13 @@ from __future__ import annotations
 import logging
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db import connection, transaction
+import psycopg
+from django.db import OperationalError, connection, transaction
 from django.db.backends.utils import CursorWrapper
 
 from probes.rollups.locks import LockSpace
@@ -47,6 +49,10 @@ class PartitionedTable:
 
 MEASUREMENTS = PartitionedTable("probes_measurement", "scheduled_for")
 OBSERVATIONS = PartitionedTable("probes_observation", "observed_at")
+
+# How long creating or dropping a partition waits for a table lock before giving up (retried later): every query
+# of the table queues behind a waiting exclusive lock, so a long wait would stall the dashboard and ingest.
+LOCK_WAIT = "5s"
 
 _DAY_NAME = re.compile(r"_p(\d{8})$")
 
@@ -130,12 +136,28 @@ def ensure_days(spec: PartitionedTable, days: Iterable[date]) -> list[date]:
     with transaction.atomic(), connection.cursor() as cur:
         _lock(cur, spec)
         present = existing_days(spec)
-        for day in sorted(wanted - present):
-            moved = _create_day(cur, spec, day)
-            created.append(day)
-            log.info("partitions: created %s (%d rows moved from the default)", spec.day_name(day), moved)
+        with _waiting_at_most(cur, LOCK_WAIT):
+            for day in sorted(wanted - present):
+                moved = _create_day(cur, spec, day)
+                created.append(day)
+                log.info("partitions: created %s (%d rows moved from the default)", spec.day_name(day), moved)
         transaction.on_commit(lambda: _known.setdefault(spec.table, set()).update(wanted))
     return created
+
+
+@contextmanager
+def _waiting_at_most(cur: CursorWrapper, timeout: str) -> Iterator[None]:
+    """lock_timeout for the statements inside, then back to what it was (a migration's transaction goes on)."""
+    cur.execute("SELECT current_setting('lock_timeout')")
+    (before,) = cur.fetchone()
+    cur.execute("SELECT set_config('lock_timeout', %s, true)", [timeout])
+    yield
+    # Not in a finally: after a failure the transaction is aborted, and its rollback restores the setting.
+    cur.execute("SELECT set_config('lock_timeout', %s, true)", [before])
+
+
+def lock_timed_out(exc: BaseException) -> bool:
+    return isinstance(exc.__cause__, psycopg.errors.LockNotAvailable)
 
 
 def _create_day(cur: CursorWrapper, spec: PartitionedTable, day: date) -> int:
@@ -185,7 +207,16 @@ def ensure_for_rows(spec: PartitionedTable, times: Iterable[datetime], now: date
     today = (now or datetime.now(UTC)).astimezone(UTC).date()
     first = today - timedelta(days=settings.LATENCY_RETENTION_DAYS + 1)
     last = today + timedelta(days=settings.LATENCY_PARTITIONS_AHEAD_DAYS + 1)
-    return ensure_days(spec, [day for day in days_of(times) if first <= day <= last])
+    days = [day for day in days_of(times) if first <= day <= last]
+    try:
+        return ensure_days(spec, days)
+    except OperationalError as exc:
+        if not lock_timed_out(exc):
+            raise
+        # A long query holds the default partition: the writer does not wait behind it, its rows go to the
+        # default (nothing is refused), and the next call (or the scheduler's) makes the day and moves them.
+        log.warning("partitions: %s not made now (%s); rows go to the default partition", days, exc)
+        return []
 
 
 def ensure_ahead(spec: PartitionedTable, ahead_days: int, now: datetime | None = None) -> list[date]:
@@ -212,7 +243,10 @@ def drop_day(spec: PartitionedTable, day: date) -> int:
         rows = count_rows(spec, day)
         # Deferred foreign key checks of rows this transaction wrote would block the DROP: run them now.
         cur.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cur.execute(f"ALTER TABLE {spec.table} DETACH PARTITION {name}")
+        # DETACH takes the whole table exclusively: waiting behind a long read (an export) would stall every
+        # query queued behind it, so give up after LOCK_WAIT (LockNotAvailable) and let the next prune try.
+        with _waiting_at_most(cur, LOCK_WAIT):
+            cur.execute(f"ALTER TABLE {spec.table} DETACH PARTITION {name}")
         cur.execute(f"DROP TABLE {name}")
     _known.get(spec.table, set()).discard(day)
     return rows

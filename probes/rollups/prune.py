@@ -13,7 +13,7 @@ import logging
 from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import OperationalError, connection
 
 from probes import partitions
 from probes.retention import delete_older_than, delete_table_rows_older_than
@@ -91,7 +91,15 @@ def _drop_old_days(
             marked = set(RollupHour.objects.filter(hour__in=hours).values_list("hour", flat=True))
             for hour in sorted(set(hours) - marked):
                 rebuild_hour(hour)
-        rows = partitions.drop_day(spec, day)
+        try:
+            rows = partitions.drop_day(spec, day)
+        except OperationalError as exc:
+            if not partitions.lock_timed_out(exc):
+                raise
+            log.warning(
+                "retention: %s's partition of %s not dropped now (%s); the next prune tries again", day, spec.table, exc
+            )
+            continue
         log.info("retention: dropped %s's partition of %s (%d rows)", day, spec.table, rows)
         dropped += rows
     return dropped
