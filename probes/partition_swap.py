@@ -39,7 +39,7 @@ def old_name(spec: PartitionedTable) -> str:
 
 def rename_aside(cur: CursorWrapper, spec: PartitionedTable) -> None:
     """The old table, its indexes and its id sequence renamed out of the way (index and sequence names are unique
-    per schema). Writers wait from here on; readers read the old table until the swap commits."""
+    per schema). The rename holds the table exclusively: readers and writers wait until the migration commits."""
     old = old_name(spec)
     cur.execute(f"LOCK TABLE {spec.table} IN EXCLUSIVE MODE")
     cur.execute(f"ALTER TABLE {spec.table} RENAME TO {old}")
