@@ -149,6 +149,7 @@ CELERY_TASK_ROUTES = {
     "probes.ingest": {"queue": "ingest"},
     "probes.rollup_recent": {"queue": "maintenance"},
     "probes.prune": {"queue": "maintenance"},
+    "probes.ensure_partitions": {"queue": "maintenance"},
     "probes.close_slots": {"queue": "maintenance"},
     "probes.heartbeat": {"queue": "health"},
     "probes.evaluate_alerts": {"queue": "maintenance"},
@@ -157,6 +158,8 @@ CELERY_TASK_ROUTES = {
 CELERY_BEAT_SCHEDULE = {
     "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},
     "prune": {"task": "probes.prune", "schedule": 3600.0, "options": {"expires": 3500}},
+    # Today's and the next days' partitions of raw measurements and observations (probes.partitions).
+    "ensure-partitions": {"task": "probes.ensure_partitions", "schedule": 3600.0, "options": {"expires": 3500}},
     # Scheduled runs nobody picked up become MissedRun rows (probes.fleet.missed).
     "close-slots": {"task": "probes.close_slots", "schedule": 60.0, "options": {"expires": 55}},
     # One pass over every enabled alert rule (probes.alerts.evaluate).
@@ -168,6 +171,9 @@ CELERY_BEAT_SCHEDULE = {
 LATENCY_RETENTION_DAYS = env_int("LATENCY_RETENTION_DAYS", 30, minimum=1)
 LATENCY_ROLLUP_RETENTION_DAYS = env_int("LATENCY_ROLLUP_RETENTION_DAYS", 0, minimum=0)
 LATENCY_PRUNE_BATCH = env_int("LATENCY_PRUNE_BATCH", 10000, minimum=100)
+# Days of partitions (probes.partitions) the scheduler keeps made ahead of today, hourly: a day or more of a
+# scheduler outage then still finds tomorrow's partition in place.
+LATENCY_PARTITIONS_AHEAD_DAYS = env_int("LATENCY_PARTITIONS_AHEAD_DAYS", 7, minimum=1, maximum=366)
 # CSV exports each hold a PostgreSQL connection for their whole stream:
 # beyond this many at once per web process, the next one is answered 429.
 LATENCY_MAX_CONCURRENT_EXPORTS = env_int("LATENCY_MAX_CONCURRENT_EXPORTS", 4, minimum=1, maximum=100)

@@ -25,10 +25,11 @@ from typing import TypeVar
 import psycopg
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection, transaction
 
-from probes import deadletters, live
+from probes import deadletters, live, partitions
 from probes.engine.result import CONNECTIONS, OUTCOMES
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import lock_hours
+from probes.slot_time import SLOT_EARLY, SLOT_LATE, started_near_slot
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -152,6 +153,13 @@ def clean(payload: dict, now: datetime, implausible: list[str] | None = None) ->
         row[key] = value
     row["scheduled_for"] = _time("scheduled_for", payload.get("scheduled_for"), now)
     row["started_at"] = _time("started_at", res.get("started_at"), now)
+    if not started_near_slot(row["started_at"], row["scheduled_for"]):
+        # The database would refuse it too (measurement_started_near_slot), with the rest of the batch.
+        raise BadPayload(
+            f"started_at {row['started_at'].isoformat()} is not within {SLOT_EARLY} before to {SLOT_LATE} after "
+            f"its slot {row['scheduled_for'].isoformat()} (probes.slot_time: a worker's clock off, or a run "
+            "started after its order expired)"
+        )
     row["worker"] = _text(payload.get("worker") or "", 255)
     row["ingested_at"] = now
     if res.get("outcome") not in OUTCOMES:
@@ -204,6 +212,10 @@ def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = 
     if not kept and not letters:
         return []
 
+    if kept:
+        # Before the batch's transaction and in one of its own: a late row's day gets its partition (steady
+        # state: no query, the day is known), and a refused batch does not undo it.
+        partitions.ensure_for_rows(partitions.MEASUREMENTS, (row["scheduled_for"] for row in kept), now)
     items = []
     with transaction.atomic():
         if kept:

@@ -37,6 +37,7 @@ from probes.engine.result import (
 )
 from probes.engine.styles.gemini import model_in_url
 from probes.presets import placeholder_error, preset_errors
+from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
 # The ingest maps an engine result dict onto these columns one to one.
 # started_at is excluded because the engine sends an ISO string and the row
@@ -590,6 +591,14 @@ class Measurement(models.Model):
             # The idempotency key: a redelivered Celery task or a retried
             # ingest for the same slot must not count twice.
             models.UniqueConstraint(fields=["probe", "region", "scheduled_for"], name="measurement_one_per_slot"),
+            # The slot rule (probes.slot_time), which lets a started_at window name the slot-day partitions
+            # (probes.partitions) it needs. Ingest refuses a breaking row first, as a dead letter.
+            models.CheckConstraint(
+                condition=Q(
+                    started_at__gte=F("scheduled_for") - SLOT_EARLY, started_at__lte=F("scheduled_for") + SLOT_LATE
+                ),
+                name="measurement_started_near_slot",
+            ),
         ]
         indexes = [
             # Dashboard: one target's measurements per region over a time window.

@@ -11,8 +11,13 @@ from django.db import connection, models, transaction
 def delete_older_than(model: type[models.Model], column: str, cutoff: datetime) -> int:
     """Delete the model's rows whose `column` is before `cutoff`, LATENCY_PRUNE_BATCH rows per transaction,
     so locks stay short and ingest keeps writing meanwhile. Returns how many were deleted."""
-    table = model._meta.db_table
-    column = model._meta.get_field(column).column  # a field name, never text from outside
+    # A field name, never text from outside.
+    return delete_table_rows_older_than(model._meta.db_table, model._meta.get_field(column).column, cutoff)
+
+
+def delete_table_rows_older_than(table: str, column: str, cutoff: datetime) -> int:
+    """delete_older_than for a table without a model of its own (a partition); `table` and `column` are names
+    from code, never from outside."""
     batch = settings.LATENCY_PRUNE_BATCH
     deleted = 0
     while True:

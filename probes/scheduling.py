@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
 from probes import geo
+from probes.slot_time import SLOT_LATE
 from probes.worker.protocol import SCHEMA, region_queue, release
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,10 @@ DISPATCH_AFTER_S = 0.002
 # into it (bench/workers.py: on a busy 2-core machine that time was 100-400 ms of start jitter).
 # (The worker's side: probes.worker.tasks.hold_until.)
 LEAD_S = 1.0
+# Room between the latest moment a worker may accept a run and the latest start the slot rule allows
+# (probes.slot_time.SLOT_LATE): a worker takes a moment between accepting the order and starting the call, and
+# its clock may be a little behind the scheduler's.
+EXPIRY_MARGIN = timedelta(minutes=5)
 
 
 def slot_offset(probe_id: int, interval: int) -> int:
@@ -144,13 +149,22 @@ def due_slots(now: datetime) -> list[Slot]:
     return _slots(_current(now))
 
 
+def order_expiry(slot: Slot, expires: datetime | None = None) -> datetime:
+    """When a run order for the slot expires: `expires`, by default the slot's interval and the broker's
+    visibility timeout after it (room for a redelivery), and never later than the slot rule allows a start: a run
+    starting after that would be refused by ingest (and by the database's CHECK), so the order expires first and
+    the slot is a missed run instead (probes.fleet.missed)."""
+    if expires is None:
+        expires = slot.scheduled_for + timedelta(seconds=slot.interval + settings.LATENCY_VISIBILITY_TIMEOUT + 30)
+    return min(expires, slot.scheduled_for + SLOT_LATE - EXPIRY_MARGIN)
+
+
 def publish(app, slot: Slot, *, expires: datetime | None = None, producer=None) -> None:
     # A slot older than its interval is stale; the task itself tells a stale
     # first delivery (skipped: no burst after downtime) from a redelivery of
     # a run whose worker died (run: nothing lost). The expiry leaves room for
     # that redelivery, which Redis makes after the visibility timeout.
-    if expires is None:
-        expires = slot.scheduled_for + timedelta(seconds=slot.interval + settings.LATENCY_VISIBILITY_TIMEOUT + 30)
+    expires = order_expiry(slot, expires)
     timeout = float(slot.spec["timeout_s"])
     app.send_task(
         RUN_TASK,

@@ -85,6 +85,32 @@ def prune(token: str | None = None) -> int | None:
     return deleted
 
 
+@shared_task(
+    name="probes.ensure_partitions",
+    bind=True,
+    ignore_result=True,
+    max_retries=3,
+    time_limit=600,
+    soft_time_limit=570,
+    expires=3500,
+)
+def ensure_partitions(self, token: str | None = None) -> int | None:
+    """Today's and LATENCY_PARTITIONS_AHEAD_DAYS ahead's partitions (probes.partitions), hourly. Returns how many
+    were created."""
+    from django.db import OperationalError
+
+    from probes.fleet.maintenance import refused
+    from probes.partitions import ensure_scheduled
+
+    if refused("probes.ensure_partitions", token):
+        return None
+    try:
+        return ensure_scheduled()
+    except OperationalError as exc:
+        # A database restart: the next hour's run would do, but a missing tomorrow is worth a retry now.
+        raise self.retry(exc=exc, countdown=60, kwargs={"token": token}) from None
+
+
 @shared_task(name="probes.close_slots", ignore_result=True, time_limit=120, soft_time_limit=110, expires=55)
 def close_slots(token: str | None = None) -> int | None:
     """Record scheduled runs that no worker picked up (probes.fleet.missed), every minute."""

@@ -41,6 +41,7 @@ MAINTENANCE_TASKS = frozenset(
     {
         "probes.rollup_recent",
         "probes.prune",
+        "probes.ensure_partitions",
         "probes.close_slots",
         "probes.evaluate_alerts",
         "probes.deliver_notification",

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
+from probes import partitions
 from probes.histogram import Histogram
 from probes.metrics import REAL_USERS
 from probes.realusers import matching
@@ -133,6 +134,10 @@ def record(
         params.extend([g.samples, g.errors])
         params.extend(json.dumps(g.hists[m.name].to_sparse()) for m in REAL_USERS)
         params.append(now)
+    if rows:
+        # Before the batch's transaction: a day without a partition yet (a late span) gets one; steady state, the
+        # scheduler made it and this costs no query.
+        partitions.ensure_for_rows(partitions.OBSERVATIONS, (row[2] for row in rows), now)
     with transaction.atomic(), connection.cursor() as cur:
         if rows:
             # COPY rather than bulk_create: an OTLP batch is hundreds of rows, and Django's per-field

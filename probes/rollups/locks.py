@@ -31,6 +31,9 @@ class LockSpace(IntEnum):
     # The whole configuration, exclusive by `manage.py atlas apply` (probes.config_as_code.apply): two applies
     # at once would each plan against a database the other is changing.
     CONFIG_APPLY = 7143
+    # One partitioned table's set of partitions, exclusive by probes.partitions while it creates, detaches or
+    # drops one: two processes ensuring the same day at once would otherwise both try to create it.
+    PARTITIONS = 7144
 
 
 def _key(start: datetime) -> int:

@@ -1,5 +1,6 @@
-"""Retention: raw rows older than LATENCY_RETENTION_DAYS are deleted once
-their hours are rolled up (so a reading of them stays complete), dead letters
+"""Retention: raw rows older than LATENCY_RETENTION_DAYS go once their hours are rolled up (so a reading of them
+stays complete): whole day partitions are dropped (probes.partitions; a day goes once all its rows are past the
+cut, so a row may outlive the retention by up to a day), rows left in the default partition are deleted; dead letters
 and missed runs follow the same cut, and rollups go after LATENCY_ROLLUP_RETENTION_DAYS when
 that is set. Real users' observations and rollups follow the same two settings (prune_real_users).
 Region workers' heartbeat history is kept for
@@ -9,36 +10,27 @@ LATENCY_HEARTBEAT_HISTORY_HOURS, and a worker not seen for 30 days is forgotten.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import OperationalError, connection
 
-from probes.retention import delete_older_than
+from probes import partitions
+from probes.retention import delete_older_than, delete_table_rows_older_than
 from probes.rollups.build import rebuild_hour
-from probes.rollups.periods import DAY, floor_hour
+from probes.rollups.periods import DAY, floor_hour, hours_between
+from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
 log = logging.getLogger(__name__)
 
 
 def prune_raw(now: datetime | None = None) -> int:
-    """Delete raw measurements older than the retention, in batches, after
-    making sure every hour being deleted is rolled up; dead letters follow
-    the same retention. Returns the number of measurements deleted."""
-    from probes.models import HourlyRollup, Measurement, RollupHour
-
+    """Drop the day partitions of raw measurements wholly older than the retention, and delete the older rows
+    still in the default partition in batches, after making sure every hour they can fall in is rolled up; dead
+    letters follow the same retention. Returns the number of measurements dropped or deleted."""
     now = now or datetime.now(UTC)
     cutoff = floor_hour(now - timedelta(days=settings.LATENCY_RETENTION_DAYS))
-    with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT DISTINCT date_trunc('hour', started_at) FROM {Measurement._meta.db_table} WHERE started_at < %s",
-            [cutoff],
-        )
-        raw_hours = {row[0] for row in cur.fetchall()}
-    marked = set(RollupHour.objects.filter(hour__in=raw_hours).values_list("hour", flat=True))
-    for hour in sorted(raw_hours - marked):
-        rebuild_hour(hour)
-    deleted = delete_older_than(Measurement, "started_at", cutoff)
+    deleted = _drop_old_days(partitions.MEASUREMENTS, cutoff) + _prune_default(cutoff)
     from probes import deadletters
 
     letters = deadletters.prune(cutoff)
@@ -51,7 +43,7 @@ def prune_raw(now: datetime | None = None) -> int:
     if missed:
         log.info("pruned %d missed runs scheduled before %s", missed, cutoff.isoformat())
     if settings.LATENCY_ROLLUP_RETENTION_DAYS:
-        from probes.models import DailyRollup
+        from probes.models import DailyRollup, HourlyRollup, RollupHour
 
         old = floor_hour(now - timedelta(days=settings.LATENCY_ROLLUP_RETENTION_DAYS))
         HourlyRollup.objects.filter(hour__lt=old).delete()
@@ -74,15 +66,80 @@ SPAN_RESOURCE_KEEP = timedelta(days=2)
 METRIC_STREAM_KEEP = timedelta(days=7)
 
 
+def droppable_days(spec: partitions.PartitionedTable, cutoff: datetime, late: timedelta) -> list[date]:
+    """The days whose partition holds only rows older than `cutoff`: rows of a day's partition started at most
+    `late` after the day's end (probes.slot_time.SLOT_LATE for measurements)."""
+    if not partitions.is_partitioned(spec):
+        return []
+    return [day for day in sorted(partitions.existing_days(spec)) if partitions.day_bounds(day)[1] + late <= cutoff]
+
+
+def _drop_old_days(
+    spec: partitions.PartitionedTable, cutoff: datetime, *, late: timedelta = SLOT_LATE, rolled_up: bool = True
+) -> int:
+    """Drop the partitions of the days wholly past `cutoff`. `rolled_up`: raw measurements, whose hours must be
+    rolled up first (observations' rollups are written with them)."""
+    from probes.models import RollupHour
+
+    dropped = 0
+    for day in droppable_days(spec, cutoff, late):
+        low, high = partitions.day_bounds(day)
+        if rolled_up:
+            # Every started_at hour a row of this day can fall in (probes.slot_time), rolled up before the rows
+            # go: readings of the period then come from rollups, the same as before the drop.
+            hours = hours_between(low - SLOT_EARLY, high + SLOT_LATE)
+            marked = set(RollupHour.objects.filter(hour__in=hours).values_list("hour", flat=True))
+            for hour in sorted(set(hours) - marked):
+                rebuild_hour(hour)
+        try:
+            rows = partitions.drop_day(spec, day)
+        except OperationalError as exc:
+            if not partitions.lock_timed_out(exc):
+                raise
+            log.warning(
+                "retention: %s's partition of %s not dropped now (%s); the next prune tries again", day, spec.table, exc
+            )
+            continue
+        log.info("retention: dropped %s's partition of %s (%d rows)", day, spec.table, rows)
+        dropped += rows
+    return dropped
+
+
+def _prune_default(cutoff: datetime) -> int:
+    """Rows past the cutoff in the default partition (written before their day's partition existed, and whose day
+    never got one): deleted in batches as before partitions, their hours rolled up first."""
+    from probes.models import RollupHour
+
+    table = _rows_left(partitions.MEASUREMENTS)
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT DISTINCT date_trunc('hour', started_at) FROM {table} WHERE started_at < %s", [cutoff])
+        raw_hours = {row[0] for row in cur.fetchall()}
+    marked = set(RollupHour.objects.filter(hour__in=raw_hours).values_list("hour", flat=True))
+    for hour in sorted(raw_hours - marked):
+        rebuild_hour(hour)
+    return _delete_from_default(partitions.MEASUREMENTS, "started_at", cutoff)
+
+
+def _rows_left(spec: partitions.PartitionedTable) -> str:
+    """Where rows past the cut remain once the old days are dropped: the default partition (the whole table
+    before the migration that partitions it)."""
+    return spec.default_name if partitions.is_partitioned(spec) else spec.table
+
+
+def _delete_from_default(spec: partitions.PartitionedTable, column: str, cutoff: datetime) -> int:
+    return delete_table_rows_older_than(_rows_left(spec), column, cutoff)
+
+
 def prune_real_users(now: datetime) -> dict[str, int]:
     """Real users' observations follow LATENCY_RETENTION_DAYS like raw measurements (their hourly rollups are
     written with them, so nothing is left to roll up first), their rollups LATENCY_ROLLUP_RETENTION_DAYS when
     set; and the ingest's bookkeeping rows go once stale. Returns how many of each were deleted."""
-    from probes.models import IngestRate, MetricStream, Observation, ObservationRollup, SpanResource
+    from probes.models import IngestRate, MetricStream, ObservationRollup, SpanResource
 
     cutoff = floor_hour(now - timedelta(days=settings.LATENCY_RETENTION_DAYS))
     deleted = {
-        "observations": delete_older_than(Observation, "observed_at", cutoff),
+        "observations": _drop_old_days(partitions.OBSERVATIONS, cutoff, late=timedelta(0), rolled_up=False)
+        + _delete_from_default(partitions.OBSERVATIONS, "observed_at", cutoff),
         "rollups": 0,
         "ingest_rates": delete_older_than(IngestRate, "minute", now - INGEST_RATE_KEEP),
         "span_resources": delete_older_than(SpanResource, "last_span_at", now - SPAN_RESOURCE_KEEP),
