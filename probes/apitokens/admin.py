@@ -7,21 +7,18 @@ may add tokens makes them for themselves, and sees only their own."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.template.response import TemplateResponse
-from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
-from django.views.decorators.cache import never_cache
 
+from probes.admin_base import SecretOnceAdmin
 from probes.apitokens.models import ApiToken
 from probes.apitokens.tokens import hash_token, new_token, revoke
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(SecretOnceAdmin):
     list_display = ("user", "name", "created_at", "last_used_at", "revoked_at")
     list_filter = ("revoked_at",)
     list_select_related = ("user",)
@@ -59,21 +56,12 @@ class ApiTokenAdmin(admin.ModelAdmin):
             request._api_token = token
         super().save_model(request, obj, form, change)
 
-    @method_decorator(never_cache)  # the answer holds the token: no cache may keep it
     def response_add(self, request, obj: ApiToken, post_url_continue=None):
         token = getattr(request, "_api_token", None)
         if token is None:
             return super().response_add(request, obj, post_url_continue)
-        site = settings.LATENCY_SITE_URL or request.build_absolute_uri("/").rstrip("/")
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "original": obj,
-            "title": _("API token for %(user)s added") % {"user": obj.user},
-            "token": token,
-            "site": site,
-        }
-        return TemplateResponse(request, "admin/probes/apitoken/token.html", context)
+        title = _("API token for %(user)s added") % {"user": obj.user}
+        return self.secret_page(request, obj, "admin/probes/apitoken/token.html", title, token=token)
 
     @admin.action(description=gettext_lazy("Revoke selected tokens"), permissions=["change"])
     def revoke_tokens(self, request, queryset):

@@ -11,14 +11,11 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.template.response import TemplateResponse
 from django.urls import path
-from django.utils.decorators import method_decorator
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
-from django.views.decorators.cache import never_cache
 
-from probes.admin_base import WrittenByCodeAdmin
+from probes.admin_base import SecretOnceAdmin, WrittenByCodeAdmin
 from probes.fleet.keys import DEFAULT_OVERLAP, issue_key
 from probes.models import RegionKey
 
@@ -79,7 +76,7 @@ class RegionKeyInline(admin.TabularInline):
         return in_force(obj)
 
 
-class RegionCredentialsAdmin(admin.ModelAdmin):
+class RegionCredentialsAdmin(SecretOnceAdmin):
     """The base of RegionAdmin: the keys inline, the "New credential" button
     and its page."""
 
@@ -92,7 +89,6 @@ class RegionCredentialsAdmin(admin.ModelAdmin):
         view = self.admin_site.admin_view(self.new_credential_view)
         return [path("<path:object_id>/credential/", view, name=name), *super().get_urls()]
 
-    @method_decorator(never_cache)  # the answer holds the credential: no cache may keep it
     def new_credential_view(self, request, object_id: str):
         region = self.get_object(request, unquote(object_id))
         if region is None:
@@ -114,19 +110,18 @@ class RegionCredentialsAdmin(admin.ModelAdmin):
         ]
         # When the last of the earlier keys still accepted stops being accepted.
         ends = [key.retires_at for key, live in keys if live and key.retires_at is not None]
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "original": region,
-            "title": _("New credential for %(region)s") % {"region": region.name},
-            "form": form,
-            "issued": issued,
-            "keys": keys,
-            "earlier_until": max(ends) if ends else None,
-            "setting": "LATENCY_REGION_KEY",
-            "setting_of_region": "LATENCY_REGION_KEY_" + region.slug.upper().replace("-", "_"),
-        }
-        return TemplateResponse(request, "admin/probes/region/new_credential.html", context)
+        return self.secret_page(
+            request,
+            region,
+            "admin/probes/region/new_credential.html",
+            _("New credential for %(region)s") % {"region": region.name},
+            form=form,
+            issued=issued,
+            keys=keys,
+            earlier_until=max(ends) if ends else None,
+            setting="LATENCY_REGION_KEY",
+            setting_of_region="LATENCY_REGION_KEY_" + region.slug.upper().replace("-", "_"),
+        )
 
 
 class RegionKeyAdmin(WrittenByCodeAdmin):

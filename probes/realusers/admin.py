@@ -6,18 +6,15 @@ The browser key is public and shown on the source's page. Registered from probes
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.template.response import TemplateResponse
 from django.urls import path
-from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from probes.admin_base import SecretOnceAdmin
 from probes.realusers.models import IngestSource
 from probes.realusers.origins import clean_origins
 from probes.realusers.sources import hash_token, new_browser_key, new_token, rotate
@@ -82,7 +79,7 @@ class IngestSourceForm(forms.ModelForm):
 
 
 @admin.register(IngestSource)
-class IngestSourceAdmin(admin.ModelAdmin):
+class IngestSourceAdmin(SecretOnceAdmin):
     form = IngestSourceForm
     list_display = ("name", "enabled", "origins", "calls_stored", "spans_ignored", "rejected", "last_seen_at",
                     "created_at", "rotated_at")  # fmt: skip
@@ -128,14 +125,12 @@ class IngestSourceAdmin(admin.ModelAdmin):
             request._ingest_token = token
         super().save_model(request, obj, form, change)
 
-    @method_decorator(never_cache)  # the answer holds the token: no cache may keep it
     def response_add(self, request, obj: IngestSource, post_url_continue=None):
         token = getattr(request, "_ingest_token", None)
         if token is None:
             return super().response_add(request, obj, post_url_continue)
         return self._token_page(request, obj, token, added=True)
 
-    @method_decorator(never_cache)
     def rotate_view(self, request, object_id: str):
         source = self.get_object(request, unquote(object_id))
         if source is None:
@@ -148,15 +143,7 @@ class IngestSourceAdmin(admin.ModelAdmin):
         return self._token_page(request, source, token, added=False)
 
     def _token_page(self, request, source: IngestSource, token: str, *, added: bool):
-        site = settings.LATENCY_SITE_URL or request.build_absolute_uri("/").rstrip("/")
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "original": source,
-            "title": (_("Ingest source %(name)s added") if added else _("New token for %(name)s"))
-            % {"name": source.name},
-            "added": added,
-            "token": token,
-            "site": site,
-        }
-        return TemplateResponse(request, "admin/probes/ingestsource/token.html", context)
+        title = (_("Ingest source %(name)s added") if added else _("New token for %(name)s")) % {"name": source.name}
+        return self.secret_page(
+            request, source, "admin/probes/ingestsource/token.html", title, added=added, token=token
+        )
