@@ -138,14 +138,14 @@ def prepare(rows: int, days: int, reload: bool) -> dict:
     return {"rows": have, "load_s": load_s, "start": start, "end": end, "series": len(pairs)}
 
 
-def time_sql(start: datetime, end: datetime, repeats: int) -> tuple[list[float], int, int]:
+def time_sql(start: datetime, end: datetime, repeats: int, workers: int) -> tuple[list[float], int, int]:
     """Seconds of each rebuild_range over the whole range, and (hours, rollups) written by the last."""
     from probes.rollups import rebuild_range
 
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
-        hours, written = rebuild_range(start, end)
+        hours, written = rebuild_range(start, end, workers=workers)
         times.append(time.perf_counter() - t)
     return times, hours, written
 
@@ -169,6 +169,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--days", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2, help="days rebuilt at once (rebuild_range's workers)")
     parser.add_argument("--reload", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -183,8 +184,8 @@ def main() -> int:
         data = prepare(args.rows, args.days, args.reload)
         if data["load_s"] is not None:
             log(f"rollup bench: {data['rows']:,} rows loaded in {data['load_s']:.1f} s")
-        log(f"rollup bench: SQL builder over {args.days} days, {args.repeats} times")
-        sql_s, hours, written = time_sql(data["start"], data["end"], args.repeats)
+        log(f"rollup bench: SQL builder over {args.days} days, {args.repeats} times, {args.workers} days at once")
+        sql_s, hours, written = time_sql(data["start"], data["end"], args.repeats, args.workers)
         day = data["end"] - timedelta(days=1)
         log("rollup bench: Python reference over one day")
         python_s, groups = time_python(day, args.repeats)
@@ -203,7 +204,14 @@ def main() -> int:
     projected = 10_000_000 / sql_rate
     result = {
         "data": {k: str(v) if isinstance(v, datetime) else v for k, v in data.items()},
-        "sql": {"seconds": sql_s, "median_s": sql_median, "rows_per_s": sql_rate, "hours": hours, "rollups": written},
+        "sql": {
+            "workers": args.workers,
+            "seconds": sql_s,
+            "median_s": sql_median,
+            "rows_per_s": sql_rate,
+            "hours": hours,
+            "rollups": written,
+        },
         "python_one_day": {
             "seconds": python_s,
             "median_s": python_median,
@@ -221,11 +229,12 @@ def main() -> int:
     else:
         print(f"data: {data['rows']:,} measurements over {args.days} days, {data['series']} series")
         print(
-            f"SQL builder, whole range:     median {sql_median:7.2f} s  ({sql_rate:,.0f} rows/s; "
+            f"SQL builder, whole range, {args.workers} days at once: median {sql_median:7.2f} s  "
+            f"({sql_rate:,.0f} rows/s; "
             f"{hours} hours, {written:,} hourly rollups; runs {', '.join(f'{t:.2f}' for t in sql_s)} s)"
         )
         print(
-            f"Python reference, one day:    median {python_median:7.2f} s  ({python_rate:,.0f} rows/s over "
+            f"Python reference, one day:                median {python_median:7.2f} s  ({python_rate:,.0f} rows/s over "
             f"{day_rows:,} rows; runs {', '.join(f'{t:.2f}' for t in python_s)} s)"
         )
         print(f"SQL / Python rate: {result['ratio']:.1f}x")
