@@ -107,9 +107,10 @@ def _hourly_sql() -> str:
     grouped once, each group carrying its bucket indexes in one int array
     (array_agg of one 8-element row per measurement); each group's array is
     then counted by one small subquery into all its histograms. Counting
-    (group, metric, bucket) triples in one big GROUP BY instead is about ten
-    times slower: it makes a tuple per value, and at a few rows per series
-    and hour nearly every value is its own group.
+    (group, metric, bucket) triples in one big GROUP BY instead (with
+    LATERAL VALUES or GROUPING SETS) was four to eight times slower on a day
+    of bench/rollup.py's rows: it makes a tuple per value, and at a few rows
+    per series and hour nearly every value is its own group.
 
     A probe re-pointed at another target during the hour is counted under
     the target of its latest row (latest started_at, then highest id), as the
@@ -199,13 +200,13 @@ def _build(since: datetime, until: datetime, *, daily: bool) -> int:
         # Before the statement that reads raw rows (see locks.py).
         versions = read_versions(hours)
         with connection.cursor() as cur:
-            # The day's rows are sorted or hashed by series and hour in
-            # memory (tens of MB at 200k rows a day) instead of spilling to
-            # disk at the default 4 MB. JIT off: compiling the statement's
-            # expressions costs a few hundred ms, more than it saves on a
-            # day. (Parallel workers cannot help: PostgreSQL never runs an
-            # INSERT's SELECT in parallel; rebuild_range runs days side by
-            # side instead.)
+            # The day's rows are sorted by series and hour in memory (27 MB
+            # at 166k rows a day) instead of in a merge on disk, as at the
+            # default 4 MB. JIT off: on and off were within the noise on a
+            # day of bench/rollup.py's rows, and off costs no compile on
+            # the small current-hour rebuilds. (Parallel workers cannot
+            # help: PostgreSQL never runs an INSERT's SELECT in parallel;
+            # rebuild_range runs days side by side instead.)
             cur.execute("SET LOCAL work_mem = '128MB'")
             cur.execute("SET LOCAL jit = off")
             cur.execute(
@@ -255,8 +256,8 @@ def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tupl
     One statement and one transaction per UTC day: its hours, then the day's
     merge (which costs as much as building a few hours, so it runs once per
     day), so no commit shows the day's new marks without its new daily rows.
-    A day rather than the whole range in one statement: as fast per row, and
-    a rebuild's locks and memory stay one day's.
+    A day rather than the whole range in one statement: a rebuild's memory,
+    locks and transaction stay one day's, and days can run side by side.
 
     workers > 1 builds that many days at once, each on a connection of its
     own (days never share a lock or a row): PostgreSQL runs an INSERT on one
