@@ -94,7 +94,8 @@ def rebuild_day(day: datetime) -> int:
 # metric's position and the bucket into one int (position * _SLOT + bucket)
 # so that one array per (probe, region, hour) carries every metric.
 _EDGE_PARAM = _EDGES[:-1]
-_SLOT = 1024
+_SHIFT = 10
+_SLOT = 1 << _SHIFT
 assert BUCKETS <= _SLOT
 
 
@@ -122,7 +123,7 @@ def _hourly_sql() -> str:
         f"width_bucket(m.{metric.column}, %(edges)s::float8[]) + {i * _SLOT}" for i, metric in enumerate(HISTOGRAM)
     )
     hists = ", ".join(
-        f"coalesce(jsonb_object_agg(x & {_SLOT - 1}, n) FILTER (WHERE x >= {i * _SLOT} AND x < {(i + 1) * _SLOT}),"
+        f"coalesce(jsonb_object_agg(x & {_SLOT - 1}, n) FILTER (WHERE x >> {_SHIFT} = {i}),"
         f" '{{}}'::jsonb) AS {metric.rollup_field}"
         for i, metric in enumerate(HISTOGRAM)
     )
