@@ -9,14 +9,17 @@ timings; DNS, connect and TLS only on cold connections (NULL on warm ones), like
 the table already holds exactly that load (--reload forces it), then VACUUM ANALYZE.
 
 Measured in one process:
-  (a) the SQL builder (probes.rollups.rebuild_range) over the whole range, --repeats times: every hourly rollup,
-      every daily merge and every mark, as `manage.py rollup` does; rows per second of raw rows rolled up;
+  (a) the SQL builder (probes.rollups.rebuild_range) over the whole range, --repeats times, --workers days at once
+      (2, as `manage.py rollup`): every hourly rollup, every daily merge and every mark; rows per second of raw rows
+      rolled up. Its statements set work_mem (128 MB: a day's sort stays in memory) and jit (off) locally; parallel
+      workers cannot serve an INSERT, hence days side by side on connections of their own;
   (b) the Python reference (tests/rollups_sql/reference.py: the builder this replaced) on one day, for the ratio.
 Medians, the machine's load, and PASS/MISS against the goal: at least 1,000,000 rows/s, and 60 days of 10 M rows in
 under 30 s.
 
-    .venv/bin/python -m devtools.embedded run -- .venv/bin/python bench/rollup.py [--rows 10000000] [--days 60]
-                                                  [--repeats 3] [--reload] [--json]
+    .venv/bin/python bench/rollup.py [--rows 10000000] [--days 60] [--workers 2] [--repeats 3] [--reload] [--json]
+
+on the machine's PostgreSQL (DATABASE_URL's server, devtools.harness.bench_env); a quick run: --rows 1000000.
 
 Exit status: 0 when the benchmark ran (see PASS/MISS), 1 when it could not run.
 """
