@@ -28,7 +28,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 from probes import deadletters, live, partitions
 from probes.engine.result import CONNECTIONS, OUTCOMES
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
-from probes.rollups import lock_hours
+from probes.rollups import count_ingest
 from probes.slot_time import SLOT_EARLY, SLOT_LATE, started_near_slot
 
 log = logging.getLogger(__name__)
@@ -272,10 +272,6 @@ def _hour(when: datetime) -> datetime:
 
 
 def _insert(kept: list[dict]) -> list[dict]:
-    # Every hour written to is locked (shared) and loses its "rolled up" mark,
-    # the current one included: a batch whose clock read 11:59:59 may commit
-    # after a rebuild of hour 11 began.
-    lock_hours({_hour(r["started_at"]) for r in kept}, shared=True)
     # COPY into a per-connection staging table, then one INSERT ... SELECT
     # with ON CONFLICT: COPY formats rows in C, where binding thousands of
     # parameters (or arrays of them) costs more than the insert itself.
@@ -348,6 +344,11 @@ def _mark_hours_stale(hours: set[datetime]) -> None:
         return
     from probes.models import RollupHour
 
+    # Every hour written to, the current one included (a batch whose clock
+    # read 11:59:59 may commit after a rebuild of hour 11 began): counted
+    # first, then unmarked, the order the compare-and-swap with a rebuild
+    # relies on (probes.rollups.locks).
+    count_ingest(hours)
     RollupHour.objects.filter(hour__in=hours).delete()
 
 

@@ -728,6 +728,19 @@ class RollupHour(models.Model):
         return f"{self.hour:%Y-%m-%d %H:00} UTC" if self.hour else "?"
 
 
+class HourVersion(models.Model):
+    """How many ingest transactions have stored rows in one UTC hour: the
+    compare-and-swap that lets a rebuild of the hour run without blocking
+    ingest (probes.rollups.locks explains the protocol). Rows are never
+    deleted: a counter that restarted could repeat a value a rebuild read."""
+
+    hour = models.DateTimeField(primary_key=True, help_text="Start of the UTC hour.")
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} UTC v{self.version}" if self.hour else "?"
+
+
 class DeadLetter(models.Model):
     """Something the ingest received and could not store, kept whole with the
     reason: a measurement payload that failed validation or that the database

@@ -7,7 +7,7 @@ are made, not how a figure is drawn from them.
 """
 
 from probes.rollups.build import rebuild_day, rebuild_hour, rebuild_range, rollup_stale_hours
-from probes.rollups.locks import LockSpace, lock_day, lock_hours
+from probes.rollups.locks import LockSpace, count_ingest, lock_day, read_versions, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hour_runs, hours_between
 from probes.rollups.prune import prune_raw
 
@@ -16,15 +16,17 @@ __all__ = [
     "HOUR",
     "LockSpace",
     "ceil_hour",
+    "count_ingest",
     "floor_day",
     "floor_hour",
     "hour_runs",
     "hours_between",
     "lock_day",
-    "lock_hours",
     "prune_raw",
+    "read_versions",
     "rebuild_day",
     "rebuild_hour",
     "rebuild_range",
     "rollup_stale_hours",
+    "unchanged_hours",
 ]

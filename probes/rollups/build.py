@@ -2,26 +2,34 @@
 DailyRollup rows from its hours, and the schedule's job over stale hours.
 
 An hour is "rolled up" when a RollupHour mark says so; the mark is written in
-the same transaction as the hour's rollups, and removed by ingest when a late
-measurement lands in that hour. A day's DailyRollup rows are the merge of its
+the same transaction as the hour's rollups, only if no ingest stored a row in
+the hour while it was being built (probes.rollups.locks), and removed by
+ingest when a late measurement lands in that hour. A day's DailyRollup rows are the merge of its
 hourly rows, rebuilt in the same transaction as any of its hours, so a day
 whose 24 hours are all marked can be read from one row per probe and region
 (probes.readings decides what to read). Histograms are kept for the metrics
 of probes.metrics with histogram=True; percentiles are read from merged
 histograms, never averaged.
+
+Hourly rollups are built in SQL, one statement per range of hours (a day at
+most: see _hourly_sql), so no raw row is ever read into Python; the Python
+builder this replaced is kept as the reference the tests compare it with
+(tests/rollups_sql/reference.py).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import functools
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
-from probes.histogram import Histogram
-from probes.metrics import HISTOGRAM, HISTOGRAM_NAMES
-from probes.rollups.locks import lock_day, lock_hours
-from probes.rollups.periods import DAY, HOUR, floor_day, floor_hour, hours_between
+from probes.histogram import _EDGES, BUCKETS
+from probes.metrics import HISTOGRAM
+from probes.rollups.locks import lock_day, read_versions, unchanged_hours
+from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hours_between
+from probes.slot_time import slot_bounds
 
 _DAILY_JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
 
@@ -59,7 +67,7 @@ def _daily_merge_sql(hourly: str, daily: str) -> str:
 def rebuild_day(day: datetime) -> int:
     """(Re)build the DailyRollup rows of one UTC day by merging its
     HourlyRollup rows. Returns the number of rows written. Call it inside
-    the transaction that changed the day's hourly rows (rebuild_hour does),
+    the transaction that changed the day's hourly rows (_build does),
     so that no commit ever shows marked hours next to a stale day."""
     from probes.models import DailyRollup, HourlyRollup
 
@@ -78,6 +86,159 @@ def rebuild_day(day: datetime) -> int:
             return cur.rowcount
 
 
+# A value's bucket is width_bucket over the layout's edges but the last: the
+# number of edges <= value, which is probes.histogram.bucket_index exactly
+# (bucket 0 below MIN_VALUE, the last bucket absorbing everything from its
+# lower edge up), compared in float8 against the very doubles Python uses
+# (bound as a float8[] parameter, never printed). The statement packs a
+# metric's position and the bucket into one int (position * _SLOT + bucket)
+# so that one array per (probe, region, hour) carries every metric.
+_EDGE_PARAM = _EDGES[:-1]
+_SHIFT = 10
+_SLOT = 1 << _SHIFT
+assert BUCKETS <= _SLOT
+
+
+@functools.cache
+def _hourly_sql() -> str:
+    """One INSERT for every (probe, region, hour) with raw rows in
+    [since, until), in the sparse jsonb form of Histogram.to_sparse.
+
+    Shaped for speed (bench/rollup.py): the raw rows are read once and
+    grouped once, each group carrying its bucket indexes in one int array
+    (array_agg of one 8-element row per measurement); each group's array is
+    then counted by one small subquery into all its histograms. Counting
+    (group, metric, bucket) triples in one big GROUP BY instead (with
+    LATERAL VALUES or GROUPING SETS) was four to eight times slower on a day
+    of bench/rollup.py's rows: it makes a tuple per value, and at a few rows
+    per series and hour nearly every value is its own group.
+
+    A probe re-pointed at another target during the hour is counted under
+    the target of its latest row (latest started_at, then highest id), as the
+    daily merge counts a day under its latest hour's."""
+    from probes.models import HourlyRollup, Measurement
+
+    raw = Measurement._meta.db_table
+    buckets = ", ".join(
+        f"width_bucket(m.{metric.column}, %(edges)s::float8[]) + {i * _SLOT}" for i, metric in enumerate(HISTOGRAM)
+    )
+    hists = ", ".join(
+        f"coalesce(jsonb_object_agg(x & {_SLOT - 1}, n) FILTER (WHERE x >> {_SHIFT} = {i}),"
+        f" '{{}}'::jsonb) AS {metric.rollup_field}"
+        for i, metric in enumerate(HISTOGRAM)
+    )
+    fields = ", ".join(m.rollup_field for m in HISTOGRAM)
+    updates = ", ".join(
+        f"{c} = EXCLUDED.{c}" for c in ("target_id", "samples", "errors", "outcomes", "updated_at", *fields.split(", "))
+    )
+    window = (
+        "started_at >= %(since)s AND started_at < %(until)s"
+        # The slot rule (probes.slot_time): the same rows, and only the
+        # partitions of the days they can be in.
+        " AND scheduled_for >= %(low)s AND scheduled_for < %(high)s"
+    )
+    return f"""
+        WITH built AS (
+            INSERT INTO {HourlyRollup._meta.db_table}
+                (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at)
+            SELECT g.probe_id,
+                   CASE WHEN g.target_lo = g.target_hi THEN g.target_lo ELSE (
+                       SELECT l.target_id FROM {raw} l
+                       WHERE l.probe_id = g.probe_id AND l.region_id = g.region_id
+                         AND l.started_at >= g.hour AND l.started_at < g.hour + interval '1 hour'
+                         AND l.scheduled_for >= %(low)s AND l.scheduled_for < %(high)s
+                       ORDER BY l.started_at DESC, l.id DESC LIMIT 1
+                   ) END,
+                   g.region_id, g.hour, g.samples, g.errors,
+                   CASE WHEN g.outcome_lo = g.outcome_hi THEN jsonb_build_object(g.outcome_lo, g.samples) ELSE (
+                       SELECT jsonb_object_agg(o, n) FROM (
+                           SELECT o, count(*) AS n FROM unnest(g.outcomes) AS o GROUP BY o
+                       ) AS c
+                   ) END,
+                   {fields}, %(now)s
+            FROM (
+                SELECT probe_id, region_id, date_trunc('hour', started_at, 'UTC') AS hour,
+                       count(*) AS samples, count(*) FILTER (WHERE outcome <> 'ok') AS errors,
+                       min(target_id) AS target_lo, max(target_id) AS target_hi,
+                       min(outcome) AS outcome_lo, max(outcome) AS outcome_hi,
+                       -- Only read when a group has more than one outcome.
+                       array_agg(outcome) AS outcomes,
+                       array_agg(ARRAY[{buckets}]) AS buckets
+                FROM {raw} m
+                WHERE {window}
+                GROUP BY 1, 2, 3
+            ) AS g
+            CROSS JOIN LATERAL (
+                SELECT {hists}
+                FROM (
+                    SELECT x, count(*) AS n FROM unnest(g.buckets) AS x WHERE x IS NOT NULL GROUP BY x
+                ) AS c
+            ) AS h
+            -- A rollup built before is replaced in place (no delete, then
+            -- insert, of the whole range first).
+            ON CONFLICT (probe_id, region_id, hour) DO UPDATE SET {updates}
+            RETURNING hour
+        )
+        SELECT hour, count(*) FROM built GROUP BY hour
+    """
+
+
+def _build(since: datetime, until: datetime, *, daily: bool) -> int:
+    """Rebuild the hours of [since, until) (whole hours of one UTC day), then
+    the day's daily rollups unless daily=False, and mark the ended hours no
+    ingest wrote into meanwhile. One transaction; returns the hourly rollup
+    rows written."""
+    from probes.models import HourlyRollup, RollupHour
+
+    day = floor_day(since)
+    assert since == floor_hour(since) and until == floor_hour(until) and since < until <= day + DAY
+    hours = hours_between(since, until)
+    low, high = slot_bounds(since, until)
+    now = datetime.now(UTC)
+    table = HourlyRollup._meta.db_table
+    with transaction.atomic():
+        lock_day(day)
+        # Before the statement that reads raw rows (see locks.py).
+        versions = read_versions(hours)
+        with connection.cursor() as cur:
+            # The day's rows are sorted by series and hour in memory (27 MB
+            # at 166k rows a day) instead of in a merge on disk, as at the
+            # default 4 MB. JIT off: on and off were within the noise on a
+            # day of bench/rollup.py's rows, and off costs no compile on
+            # the small current-hour rebuilds. (Parallel workers cannot
+            # help: PostgreSQL never runs an INSERT's SELECT in parallel;
+            # rebuild_range runs days side by side instead.)
+            cur.execute("SET LOCAL work_mem = '128MB'")
+            cur.execute("SET LOCAL jit = off")
+            cur.execute(
+                _hourly_sql(),
+                {"since": since, "until": until, "low": low, "high": high, "now": now, "edges": _EDGE_PARAM},
+            )
+            written = dict(cur.fetchall())
+            # A series with no raw rows left in a rebuilt hour (its rows
+            # deleted) loses its rollup there; an hour with no raw rows at
+            # all (pruned) keeps every rollup it has.
+            cur.execute(f"DELETE FROM {table} WHERE hour = ANY(%s) AND updated_at <> %s", [sorted(written), now])
+            cur.execute(f"SELECT DISTINCT hour FROM {table} WHERE hour >= %s AND hour < %s", [since, until])
+            with_rollups = {h for (h,) in cur.fetchall()}
+        if daily:
+            rebuild_day(day)
+        # Last, so the version rows stay locked only until the commit.
+        unchanged = unchanged_hours(versions)
+        # Only an hour that has ended can be complete; an hour without raw
+        # rows is complete when it has no rollups either (nothing happened),
+        # and otherwise (its raw rows pruned) keeps its rollups and its mark.
+        complete = [h for h in hours if h + HOUR <= now and h in unchanged and (h in written or h not in with_rollups)]
+        RollupHour.objects.filter(hour__in=[h for h in written if h not in complete]).delete()
+        RollupHour.objects.bulk_create(
+            [RollupHour(hour=h, built_at=now) for h in complete],
+            update_conflicts=True,
+            unique_fields=["hour"],
+            update_fields=["built_at"],
+        )
+    return sum(written.values())
+
+
 def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
     """(Re)build every (probe, region) rollup of one UTC hour from raw rows,
     then the daily rollups of its day. Returns the number of hourly rollup
@@ -85,85 +246,42 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
     raw rows left (pruned) keeps its rollups.
 
     daily=False leaves the day to the caller, who must call rebuild_day for
-    it inside the same transaction (rebuild_range does, once per day)."""
-    from probes.models import HourlyRollup, Measurement, RollupHour
-
+    it inside the same transaction."""
     hour = floor_hour(hour)
-    now = datetime.now(UTC)
-    cols = ["probe_id", "region_id", "target_id", "outcome", *(m.column for m in HISTOGRAM)]
-    with transaction.atomic():
-        lock_hours([hour])
-        groups: dict[tuple[int, int], dict] = {}
-        rows = (
-            Measurement.objects.filter(started_at__gte=hour, started_at__lt=hour + HOUR)
-            .values_list(*cols)
-            .iterator(chunk_size=5000)
-        )
-        for probe_id, region_id, target_id, outcome, *values in rows:
-            g = groups.get((probe_id, region_id))
-            if g is None:
-                g = groups[(probe_id, region_id)] = {
-                    "target_id": target_id,
-                    "samples": 0,
-                    "errors": 0,
-                    "outcomes": defaultdict(int),
-                    "hists": {m.name: Histogram() for m in HISTOGRAM},
-                }
-            g["samples"] += 1
-            g["outcomes"][outcome] += 1
-            if outcome != "ok":
-                g["errors"] += 1
-            for metric, value in zip(HISTOGRAM_NAMES, values, strict=True):
-                if value is not None:
-                    g["hists"][metric].add(value)
-        if not groups:
-            has_rollups = HourlyRollup.objects.filter(hour=hour).exists()
-            if not has_rollups and hour + HOUR <= now:
-                RollupHour.objects.update_or_create(hour=hour, defaults={"built_at": now})
-            return 0
-        HourlyRollup.objects.filter(hour=hour).delete()
-        HourlyRollup.objects.bulk_create(
-            [
-                HourlyRollup(
-                    probe_id=probe_id,
-                    region_id=region_id,
-                    target_id=g["target_id"],
-                    hour=hour,
-                    samples=g["samples"],
-                    errors=g["errors"],
-                    outcomes=dict(g["outcomes"]),
-                    **{m.rollup_field: g["hists"][m.name].to_sparse() for m in HISTOGRAM},
-                )
-                for (probe_id, region_id), g in groups.items()
-            ]
-        )
-        # Only an hour that has ended can be complete.
-        if hour + HOUR <= now:
-            RollupHour.objects.update_or_create(hour=hour, defaults={"built_at": now})
-        else:
-            RollupHour.objects.filter(hour=hour).delete()
-        if daily:
-            rebuild_day(hour)
-    return len(groups)
+    return _build(hour, hour + HOUR, daily=daily)
 
 
-def rebuild_range(since: datetime, until: datetime) -> tuple[int, int]:
+def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tuple[int, int]:
     """Rebuild every hour overlapping [since, until). Returns (hours, rows).
 
-    Each day's hours and then the day itself are rebuilt in one
-    transaction: merging a day costs as much as rebuilding a few hours, so
-    it is done once per day rather than after every hour, and no commit
-    shows the day's new marks without its new daily rows. Hours are taken
-    in order, so the latest (the one ingest writes to) is locked last and
-    only briefly."""
-    hours = hours_between(since, until)
-    written = 0
-    for day in sorted({floor_day(h) for h in hours}):
-        with transaction.atomic():
-            for hour in (h for h in hours if floor_day(h) == day):
-                written += rebuild_hour(hour, daily=False)
-            rebuild_day(day)
-    return len(hours), written
+    One statement and one transaction per UTC day: its hours, then the day's
+    merge (which costs as much as building a few hours, so it runs once per
+    day), so no commit shows the day's new marks without its new daily rows.
+    A day rather than the whole range in one statement: a rebuild's memory,
+    locks and transaction stay one day's, and days can run side by side.
+
+    workers > 1 builds that many days at once, each on a connection of its
+    own (days never share a lock or a row): PostgreSQL runs an INSERT on one
+    core, so this is how a long range uses more. Only outside a transaction:
+    other connections could not see its uncommitted rows."""
+    start, end = floor_hour(since), ceil_hour(until)
+    ranges = []
+    day = floor_day(start)
+    while day < end:
+        ranges.append((max(start, day), min(end, day + DAY)))
+        day += DAY
+    hours = len(hours_between(start, end))
+    if workers <= 1 or len(ranges) < 2 or connection.in_atomic_block:
+        return hours, sum(_build(a, b, daily=True) for a, b in ranges)
+
+    def build_on_own_connection(bounds: tuple[datetime, datetime]) -> int:
+        try:
+            return _build(*bounds, daily=True)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return hours, sum(pool.map(build_on_own_connection, ranges))
 
 
 def rollup_stale_hours(lookback_hours: int = 48) -> int:

@@ -1,9 +1,39 @@
-"""The advisory locks that keep rollups consistent with concurrent writers.
+"""How rollups stay consistent with concurrent writers, without a rebuild ever
+holding ingest up.
 
-PostgreSQL advisory locks are named by two integers: the first says what is
-locked (a LockSpace below), the second which period (a CRC of its start).
-Transaction-scoped (pg_advisory_xact_lock*): released at commit or rollback,
-so no code path can forget one.
+Rebuilds against each other: advisory locks. PostgreSQL advisory locks are
+named by two integers: the first says what is locked (a LockSpace below), the
+second which period (a CRC of its start). Transaction-scoped
+(pg_advisory_xact_lock): released at commit or rollback, so no code path can
+forget one. Ingest takes none of them.
+
+Rebuilds against ingest: a compare-and-swap on a per-hour counter
+(probes.models.HourVersion), because the danger is not a torn read but a
+false mark: a row committed after a rebuild's snapshot is missing from the
+rollups it writes, and the hour must then not be marked complete. So:
+
+- ingest, in the transaction that stores rows into hours H, after the INSERT:
+  bumps H's version (count_ingest), then deletes H's marks;
+- a rebuild reads the versions of its hours (read_versions) in a statement
+  *before* the one that reads raw rows, builds, merges the day, and only at
+  the very end, just before commit, locks the version rows and re-reads them
+  (unchanged_hours); it writes a mark only for an hour whose version did not
+  move.
+
+Why that holds under READ COMMITTED (every statement its own snapshot): a row
+the build statement did not see was committed after that statement began, so
+its transaction's bump was committed after the versions were read, or not
+yet. If it is committed when the rebuild locks the version row, the rebuild
+sees the new version and writes no mark. If it is in flight holding the row
+lock, the rebuild's lock waits for it (a bump is the ingest's last writes
+but the marks' delete, so the wait is its commit) and then sees it. If its
+bump has not run yet, the bump waits for the rebuild's commit, and the
+ingest's delete of marks, a later statement, then sees and removes the mark
+the rebuild wrote. In every case the hour ends unmarked or counting the row.
+
+Ingest never waits for a build: only for the instant between a rebuild's
+final version lock and its commit (a few mark rows), and two ingests into one
+hour wait for each other only from the bump to their commit.
 """
 
 from __future__ import annotations
@@ -19,14 +49,15 @@ from probes.rollups.periods import floor_day, floor_hour
 
 
 class LockSpace(IntEnum):
-    # One UTC hour of raw rows. Shared by ingest's INSERT into the hour
-    # (probes.ingest._insert), exclusive by rebuild_hour's read of it: a row
-    # committed during a rebuild would otherwise be missed while the hour is
-    # marked complete.
-    HOUR_ROWS = 7141
-    # One UTC day's DailyRollup rows, exclusive by rebuild_day's merge of the
-    # day's hourly rollups, so two hours of one day rebuilt at once cannot
-    # each write a daily row without the other's hour.
+    # 7141 was HOUR_ROWS, the hour lock ingest took shared and a rebuild
+    # exclusive for the whole rebuild; the version compare-and-swap above
+    # replaced it. Not reused, so an old process still running during an
+    # upgrade cannot collide with a new meaning.
+    #
+    # One UTC day's rollups, exclusive by a rebuild of any of its hours (and
+    # by rebuild_day's merge): two rebuilds of one hour would otherwise both
+    # insert its rollups, and two hours of one day rebuilt at once could each
+    # write a daily row without the other's hour.
     DAY_MERGE = 7142
     # The whole configuration, exclusive by `manage.py atlas apply` (probes.config_as_code.apply): two applies
     # at once would each plan against a database the other is changing.
@@ -41,21 +72,65 @@ def _key(start: datetime) -> int:
     return zlib.crc32(start.isoformat().encode()) - 2**31
 
 
-def lock_hours(hours: Iterable[datetime], *, shared: bool = False) -> None:
-    """Serialise a rebuild of an hour with ingest into it. Ingest takes the
-    lock shared (batches never wait for each other), a rebuild exclusive.
-    Sorted, so two lockers never deadlock."""
-    keys = sorted({_key(floor_hour(h)) for h in hours})
-    fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
-    with connection.cursor() as cur:
-        for key in keys:
-            cur.execute(f"SELECT {fn}(%s, %s)", [int(LockSpace.HOUR_ROWS), key])
-
-
 def lock_day(day: datetime) -> None:
-    """Holding this until commit makes a second merge of the day wait and
-    then see the first one's hour (read committed takes a fresh snapshot per
-    statement). Always taken after the hour lock, never before, so rebuilds
-    cannot deadlock."""
+    """Holding this until commit makes a second rebuild of the day wait and
+    then see the first one's rollups (read committed takes a fresh snapshot
+    per statement). One lock per rebuild transaction (rebuilds never span
+    days), so rebuilds cannot deadlock on it."""
     with connection.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [int(LockSpace.DAY_MERGE), _key(floor_day(day))])
+
+
+def _table() -> str:
+    from probes.models import HourVersion
+
+    return HourVersion._meta.db_table
+
+
+def count_ingest(hours: Iterable[datetime]) -> None:
+    """Ingest's side: its transaction stored rows into these hours. Call it
+    after the INSERT and before deleting the hours' marks. Sorted, so two
+    ingests (and a rebuild's unchanged_hours) take the rows in one order and
+    never deadlock."""
+    keys = sorted({floor_hour(h) for h in hours})
+    if not keys:
+        return
+    table = _table()
+    with connection.cursor() as cur:
+        cur.execute(
+            f"INSERT INTO {table} (hour, version) SELECT h, 1 FROM unnest(%s::timestamptz[]) AS h ORDER BY h "
+            f"ON CONFLICT (hour) DO UPDATE SET version = {table}.version + 1",
+            [keys],
+        )
+
+
+def read_versions(hours: Iterable[datetime]) -> dict[datetime, int]:
+    """A rebuild's first step, in a statement before the one reading raw rows.
+    An hour never ingested into has version 0."""
+    keys = sorted({floor_hour(h) for h in hours})
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT hour, version FROM {_table()} WHERE hour = ANY(%s)", [keys])
+        found = dict(cur.fetchall())
+    return {h: found.get(h, 0) for h in keys}
+
+
+def unchanged_hours(versions: dict[datetime, int]) -> set[datetime]:
+    """A rebuild's last step before writing marks and committing: lock the
+    hours' version rows (waiting for an ingest in flight in them) and return
+    the hours no ingest committed into since read_versions. The locks are
+    held until commit, so call it last."""
+    keys = sorted(versions)
+    if not keys:
+        return set()
+    table = _table()
+    with connection.cursor() as cur:
+        # An upsert rather than SELECT ... FOR UPDATE: it also creates (and
+        # locks) the row of an hour never ingested into, which a concurrent
+        # first ingest would otherwise insert unseen.
+        cur.execute(
+            f"INSERT INTO {table} (hour, version) SELECT h, 0 FROM unnest(%s::timestamptz[]) AS h ORDER BY h "
+            f"ON CONFLICT (hour) DO UPDATE SET version = {table}.version RETURNING hour, version",
+            [keys],
+        )
+        now = dict(cur.fetchall())
+    return {h for h in keys if now[h] == versions[h]}

@@ -79,18 +79,14 @@ def _drop_old_days(
 ) -> int:
     """Drop the partitions of the days wholly past `cutoff`. `rolled_up`: raw measurements, whose hours must be
     rolled up first (observations' rollups are written with them)."""
-    from probes.models import RollupHour
-
     dropped = 0
     for day in droppable_days(spec, cutoff, late):
         low, high = partitions.day_bounds(day)
-        if rolled_up:
-            # Every started_at hour a row of this day can fall in (probes.slot_time), rolled up before the rows
-            # go: readings of the period then come from rollups, the same as before the drop.
-            hours = hours_between(low - SLOT_EARLY, high + SLOT_LATE)
-            marked = set(RollupHour.objects.filter(hour__in=hours).values_list("hour", flat=True))
-            for hour in sorted(set(hours) - marked):
-                rebuild_hour(hour)
+        # Every started_at hour a row of this day can fall in (probes.slot_time), rolled up before the rows go:
+        # readings of the period then come from rollups, the same as before the drop.
+        if rolled_up and not _rolled_up(hours_between(low - SLOT_EARLY, high + SLOT_LATE)):
+            log.warning("retention: %s's partition of %s kept: an hour of it is being written", day, spec.table)
+            continue
         try:
             rows = partitions.drop_day(spec, day)
         except OperationalError as exc:
@@ -108,16 +104,28 @@ def _drop_old_days(
 def _prune_default(cutoff: datetime) -> int:
     """Rows past the cutoff in the default partition (written before their day's partition existed, and whose day
     never got one): deleted in batches as before partitions, their hours rolled up first."""
-    from probes.models import RollupHour
 
     table = _rows_left(partitions.MEASUREMENTS)
     with connection.cursor() as cur:
         cur.execute(f"SELECT DISTINCT date_trunc('hour', started_at) FROM {table} WHERE started_at < %s", [cutoff])
         raw_hours = {row[0] for row in cur.fetchall()}
-    marked = set(RollupHour.objects.filter(hour__in=raw_hours).values_list("hour", flat=True))
-    for hour in sorted(raw_hours - marked):
-        rebuild_hour(hour)
+    if not _rolled_up(raw_hours):
+        log.warning("retention: old rows of %s kept: an hour of them is being written", table)
+        return 0
     return _delete_from_default(partitions.MEASUREMENTS, "started_at", cutoff)
+
+
+def _rolled_up(hours) -> bool:
+    """Roll up the hours not marked yet; whether all of them are marked now. A rebuild leaves its hour unmarked
+    when an ingest wrote into it meanwhile (probes.rollups.locks: the version compare-and-swap), and rows may go
+    only once every hour they fall in is marked: the readers then take those hours from rollups alone."""
+    from probes.models import RollupHour
+
+    hours = set(hours)
+    marked = set(RollupHour.objects.filter(hour__in=hours).values_list("hour", flat=True))
+    for hour in sorted(hours - marked):
+        rebuild_hour(hour)
+    return RollupHour.objects.filter(hour__in=hours).count() == len(hours)
 
 
 def _rows_left(spec: partitions.PartitionedTable) -> str:

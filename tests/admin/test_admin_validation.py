@@ -426,6 +426,8 @@ INTERNAL_MODELS = {
     "SpanResource",
     # Counters ingest keeps for /metrics: written in ingest's INSERT only, read by the scrape.
     "MeasurementTally",
+    # Ingest's per-hour counter that rollup rebuilds compare against (probes.rollups.locks).
+    "HourVersion",
 }
 
 

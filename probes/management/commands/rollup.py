@@ -15,6 +15,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--since", default="48h", help="ISO 8601 time or relative (24h, 7d); default 48h")
         parser.add_argument("--until", default="", help="ISO 8601 time or relative; default now")
+        parser.add_argument(
+            "--workers", type=int, default=2, help="days built at once, each on its own connection; default 2"
+        )
 
     def handle(self, *args, **opts):
         now = datetime.now(UTC)
@@ -30,7 +33,7 @@ class Command(BaseCommand):
             raise CommandError("--since must be before --until")
         if until - since > timedelta(days=3660):
             raise CommandError("the range is longer than ten years; give a narrower one")
-        hours, rows = rebuild_range(floor_hour(since), until)
+        hours, rows = rebuild_range(floor_hour(since), until, workers=opts["workers"])
         self.stdout.write(
             f"rolled up {hours} hours ({rows} probe-region rollups)"
             f" from {floor_hour(since).isoformat()} to {until.isoformat()}"

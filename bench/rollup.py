@@ -1,0 +1,264 @@
+#!/usr/bin/env python
+"""How fast are hourly and daily rollups built from raw measurements?
+
+Data: its own database, latency_rollupbench (created with `manage.py ensuredb`, migrated every run): 60 bench
+targets, one probe each over the 15 seeded regions (900 series, foreign keys as in production), --rows measurements
+(10,000,000) spread evenly over the --days (60) UTC days that end at today's midnight, loaded inside PostgreSQL with
+INSERT ... SELECT FROM generate_series. Latencies log-normal per series; 3% failures over three outcomes, without
+timings; DNS, connect and TLS only on cold connections (NULL on warm ones), like real rows. Kept between runs when
+the table already holds exactly that load (--reload forces it), then VACUUM ANALYZE.
+
+Measured in one process:
+  (a) the SQL builder (probes.rollups.rebuild_range) over the whole range from no rollups, --repeats times,
+      --workers days at once (2, as `manage.py rollup`): every hourly rollup, every daily merge and every mark;
+      rows per second of raw rows rolled up. Its statements set work_mem (128 MB: a day's sort stays in memory)
+      and jit (off) locally; parallel workers cannot serve an INSERT, hence days side by side on connections of
+      their own;
+  (b) the Python reference (tests/rollups_sql/reference.py: the builder this replaced) on one day, for the ratio.
+Medians, the machine's load, and PASS/MISS against the goal: at least 1,000,000 rows/s, and 60 days of 10 M rows in
+under 30 s.
+
+    .venv/bin/python bench/rollup.py [--rows 10000000] [--days 60] [--workers 2] [--repeats 3] [--reload] [--json]
+
+on the machine's PostgreSQL (DATABASE_URL's server, devtools.harness.bench_env); a quick run: --rows 1000000.
+
+Exit status: 0 when the benchmark ran (see PASS/MISS), 1 when it could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT))
+
+from devtools import harness  # noqa: E402
+from devtools.harness import BenchError, manage  # noqa: E402
+
+BENCH_DB = "latency_rollupbench"
+TARGETS = 60
+REGIONS = 15
+GOAL_ROWS_PER_S = 1_000_000
+GOAL_60_DAYS_S = 30.0
+
+
+def log(*parts: object) -> None:
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def series() -> list[tuple[int, int, int, float]]:
+    """(probe, target, region, base latency) of the 900 bench series, created when missing."""
+    from probes.models import Probe, Region, Target
+
+    regions = list(Region.objects.order_by("id")[:REGIONS])
+    if len(regions) < REGIONS:
+        raise BenchError(f"expected the {REGIONS} seeded regions, found {len(regions)}")
+    pairs = []
+    for i in range(TARGETS):
+        target, _ = Target.objects.get_or_create(
+            name=f"rollupbench-{i}",
+            defaults={
+                "api_style": "openai",
+                "url": f"https://bench-{i}.invalid/v1/chat/completions",
+                "model": "bench-model",
+                "api_key_env": "BENCH_API_KEY",
+            },
+        )
+        probe, created = Probe.objects.get_or_create(target=target, name="rollupbench")
+        if created:
+            probe.regions.set(regions)
+        pairs += [(probe.id, target.id, r.id, 120.0 + 7 * i + 11 * j) for j, r in enumerate(regions)]
+    return pairs
+
+
+def prepare(rows: int, days: int, reload: bool) -> dict:
+    """The bench's rows over [start, end); reloaded only when they are not exactly what was asked for."""
+    from django.db import connection
+
+    from probes.models import DailyRollup, HourlyRollup, Measurement, RollupHour
+
+    pairs = series()
+    end = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = end - timedelta(days=days)
+    # The same slots every day for every series, so each day holds rows / days.
+    per_day = max(1, round(rows / (days * len(pairs))))
+    step = 86400 / per_day
+    table = Measurement._meta.db_table
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT count(*), min(scheduled_for), max(scheduled_for) FROM {table}")
+        have, first, last = cur.fetchone()
+        wanted = per_day * days * len(pairs)
+        if not reload and have == wanted and first == start and last is not None and last < end:
+            return {"rows": have, "load_s": None, "start": start, "end": end, "series": len(pairs)}
+        log(f"rollup bench: loading {wanted:,} rows over {days} days ({len(pairs)} series, a slot every {step:.0f} s)")
+        for model in (DailyRollup, HourlyRollup, RollupHour):
+            cur.execute(f"TRUNCATE {model._meta.db_table}")
+        cur.execute(f"TRUNCATE {table}")
+        values = ", ".join(f"({p}, {t}, {r}, {b})" for p, t, r, b in pairs)
+        t0 = time.perf_counter()
+        # Day by day: one statement per day keeps each statement's memory bounded.
+        for day in range(days):
+            cur.execute(
+                f"""
+                INSERT INTO {table} (probe_id, target_id, region_id, scheduled_for, started_at, worker, ingested_at,
+                    outcome, connection, dns_ms, connect_ms, tls_ms, ttfb_ms, ttft_ms, ttfat_ms, total_ms,
+                    tokens_per_s, http_status, output_tokens)
+                SELECT probe_id, target_id, region_id, s, s + interval '0.3 s', 'bench', s,
+                    CASE WHEN f < 0.97 THEN 'ok' WHEN f < 0.985 THEN 'timeout' WHEN f < 0.995 THEN 'http_error'
+                         ELSE 'connect_error' END,
+                    CASE WHEN cold THEN 'cold' ELSE 'warm' END,
+                    CASE WHEN cold AND f < 0.97 THEN 2.0 + random() * 30 END,
+                    CASE WHEN cold AND f < 0.97 THEN base / 10 * (0.5 + random()) END,
+                    CASE WHEN cold AND f < 0.97 THEN base / 5 * (0.5 + random()) END,
+                    CASE WHEN f < 0.97 THEN base / 2 + ttft / 4 END,
+                    CASE WHEN f < 0.97 THEN base + ttft END,
+                    CASE WHEN f < 0.97 THEN base + ttft + 3 * random() END,
+                    CASE WHEN f < 0.97 THEN base + ttft + 400 + 800 * random() END,
+                    CASE WHEN f < 0.97 THEN 20 + 180 * random() END,
+                    CASE WHEN f < 0.97 THEN 200 WHEN f < 0.995 THEN 503 END,
+                    CASE WHEN f < 0.97 THEN 48 END
+                FROM (
+                    SELECT p.*, s, random() AS f, random() < 0.2 AS cold,
+                           base * exp(0.6 * (random() + random() + random() - 1.5)) AS ttft
+                    FROM (VALUES {values}) AS p(probe_id, target_id, region_id, base)
+                    CROSS JOIN generate_series(0, %s - 1) AS n
+                    CROSS JOIN LATERAL (SELECT %s::timestamptz + n * %s * interval '1 second' AS s) AS slot
+                ) x
+                """,
+                [per_day, start + timedelta(days=day), step],
+            )
+        load_s = time.perf_counter() - t0
+        cur.execute(f"VACUUM ANALYZE {table}")
+        cur.execute(f"SELECT count(*) FROM {table}")
+        (have,) = cur.fetchone()
+    return {"rows": have, "load_s": load_s, "start": start, "end": end, "series": len(pairs)}
+
+
+def time_sql(start: datetime, end: datetime, repeats: int, workers: int) -> tuple[list[float], int, int]:
+    """Seconds of each rebuild_range over the whole range, and (hours, rollups) written by the last. Each run
+    starts from no rollups at all, as the first rollup of an installation's history does (a rerun over the
+    previous run's rows would also measure their dead versions)."""
+    from django.db import connection
+
+    from probes.models import DailyRollup, HourlyRollup, RollupHour
+    from probes.rollups import rebuild_range
+
+    times = []
+    for _ in range(repeats):
+        with connection.cursor() as cur:
+            tables = ", ".join(m._meta.db_table for m in (HourlyRollup, DailyRollup, RollupHour))
+            cur.execute(f"TRUNCATE {tables}")
+        t = time.perf_counter()
+        hours, written = rebuild_range(start, end, workers=workers)
+        times.append(time.perf_counter() - t)
+    return times, hours, written
+
+
+def time_python(day: datetime, repeats: int) -> tuple[list[float], int]:
+    """Seconds of the Python reference over one day (reading and bucketing only: it writes nothing, so this is
+    less than the old builder took)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.rollups_sql.reference import reference_rollups
+
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        groups = reference_rollups(day, day + timedelta(days=1))
+        times.append(time.perf_counter() - t)
+    return times, len(groups)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--days", type=int, default=60)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2, help="days rebuilt at once (rebuild_range's workers)")
+    parser.add_argument("--reload", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    try:
+        env = harness.bench_env(BENCH_DB, channel_prefix="latency-rollupbench")
+        os.environ.update(env)
+        import django
+
+        django.setup()
+        manage(env, "ensuredb")
+        manage(env, "migrate", "--noinput")
+        data = prepare(args.rows, args.days, args.reload)
+        if data["load_s"] is not None:
+            log(f"rollup bench: {data['rows']:,} rows loaded in {data['load_s']:.1f} s")
+        log(f"rollup bench: SQL builder over {args.days} days, {args.repeats} times, {args.workers} days at once")
+        sql_s, hours, written = time_sql(data["start"], data["end"], args.repeats, args.workers)
+        day = data["end"] - timedelta(days=1)
+        log("rollup bench: Python reference over one day")
+        python_s, groups = time_python(day, args.repeats)
+    except BenchError as exc:
+        log(f"rollup bench: {exc}")
+        return 1
+
+    from probes.models import Measurement
+
+    day_rows = Measurement.objects.filter(started_at__gte=day, started_at__lt=data["end"]).count()
+    sql_median = statistics.median(sql_s)
+    python_median = statistics.median(python_s)
+    sql_rate = data["rows"] / sql_median
+    python_rate = day_rows / python_median
+    # The goal's 60 days of 10 M rows, at the rate measured.
+    projected = 10_000_000 / sql_rate
+    result = {
+        "data": {k: str(v) if isinstance(v, datetime) else v for k, v in data.items()},
+        "sql": {
+            "workers": args.workers,
+            "seconds": sql_s,
+            "median_s": sql_median,
+            "rows_per_s": sql_rate,
+            "hours": hours,
+            "rollups": written,
+        },
+        "python_one_day": {
+            "seconds": python_s,
+            "median_s": python_median,
+            "rows": day_rows,
+            "rows_per_s": python_rate,
+            "rollups": groups,
+        },
+        "ratio": sql_rate / python_rate,
+        "sixty_days_of_10m_s": projected,
+        "machine": harness.machine_context(),
+    }
+    result["pass"] = sql_rate >= GOAL_ROWS_PER_S and projected < GOAL_60_DAYS_S
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+    else:
+        print(f"data: {data['rows']:,} measurements over {args.days} days, {data['series']} series")
+        print(
+            f"SQL builder, whole range, {args.workers} days at once: median {sql_median:7.2f} s  "
+            f"({sql_rate:,.0f} rows/s; "
+            f"{hours} hours, {written:,} hourly rollups; runs {', '.join(f'{t:.2f}' for t in sql_s)} s)"
+        )
+        print(
+            f"Python reference, one day:                median {python_median:7.2f} s  ({python_rate:,.0f} rows/s over "
+            f"{day_rows:,} rows; runs {', '.join(f'{t:.2f}' for t in python_s)} s)"
+        )
+        print(f"SQL / Python rate: {result['ratio']:.1f}x")
+        machine = result["machine"]
+        print(f"machine: {machine['usable_cpus']} CPUs, load average {machine['loadavg']} at the end")
+        verdict = "PASS" if result["pass"] else "MISS"
+        print(
+            f"goal: >= {GOAL_ROWS_PER_S:,} rows/s and 60 days of 10 M rows under {GOAL_60_DAYS_S:.0f} s: {verdict} "
+            f"({sql_rate:,.0f} rows/s; 10 M rows in {projected:.1f} s)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
