@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
+from django.utils import timezone
 
 from probes.metrics import PHASES, PROMETHEUS, PROMETHEUS_HISTOGRAM
 from probes.readings.fleet import WORKER_LIVE, region_health, worker_rows
+from probes.readings.slots import RECENT_FIRST, started_in_params, started_params
 from probes.readings.summaries import phase_pieces
 
 # The trailing windows of the quantile gauges, and their quantiles (of probes.metrics.PERCENTILES).
@@ -84,11 +86,24 @@ def _fetch(sql: str, params: dict | list) -> list[tuple]:
         return rows
 
 
-def latest_results() -> list[LatestResult]:
-    """The newest measurement (by started_at) of every target x region that has one, by target then region."""
+def latest_results(now: datetime | None = None) -> list[LatestResult]:
+    """The newest measurement (by started_at) of every target x region that has one, by target then region.
+
+    Each pair's newest row is looked for in the last RECENT_FIRST first (the few slot-time partitions of those
+    days) and only where none is there in the older ones: the Append under LIMIT 1 never runs its second branch
+    once the first has found a row, so a pair probed lately costs one index descent per recent partition."""
     from probes.models import Measurement, MeasurementTally, Region, Target
 
+    params: dict = {}
+    split = (now or timezone.now()) - RECENT_FIRST
+    recent = started_params(params, "n", "m", since=split)
+    older = started_params(params, "o", "m", until=split)
     columns = ", ".join(f"m.{m.column}" for m in _LATEST_METRICS)
+    newest = f"""
+        SELECT m.outcome, m.started_at, m.http_status, {columns} FROM {Measurement._meta.db_table} m
+        WHERE m.target_id = p.target_id AND m.region_id = p.region_id AND {{bound}}
+        ORDER BY m.started_at DESC LIMIT 1
+    """
     rows = _fetch(
         f"""
         SELECT tg.name, rg.slug, last.*
@@ -96,13 +111,11 @@ def latest_results() -> list[LatestResult]:
         JOIN {Target._meta.db_table} tg ON tg.id = p.target_id
         JOIN {Region._meta.db_table} rg ON rg.id = p.region_id
         CROSS JOIN LATERAL (
-            SELECT m.outcome, m.started_at, m.http_status, {columns} FROM {Measurement._meta.db_table} m
-            WHERE m.target_id = p.target_id AND m.region_id = p.region_id
-            ORDER BY m.started_at DESC LIMIT 1
+            ({newest.format(bound=recent)}) UNION ALL ({newest.format(bound=older)}) LIMIT 1
         ) last
         ORDER BY tg.name, rg.slug
         """,
-        [],
+        params,
     )
     results = []
     for target, region, outcome, started_at, status, *values in rows:
@@ -129,8 +142,6 @@ def window_quantiles(now: datetime) -> list[WindowQuantile]:
 
     column = PROMETHEUS_HISTOGRAM.column
     params: dict = {
-        "until": now,
-        "since": now - max(TRAILING_WINDOWS.values()),
         # percentile_disc ranks in float8: exact for these quantiles up to TRAILING_SAMPLES_MAX values
         # (rank.float_rank_agrees; tests/metrics holds them to it). It sorts each pair's values on its own,
         # where array_agg and a sort per pair cost a third more on a scrape of 6 x 15 pairs every 10 s.
@@ -142,13 +153,14 @@ def window_quantiles(now: datetime) -> list[WindowQuantile]:
         window = f"FILTER (WHERE started_at >= %(since_{w})s)"
         picks.append(f"count(*) {window}")
         picks.append(f"percentile_disc(%(quantiles)s::float8[]) WITHIN GROUP (ORDER BY {column}) {window}")
+    bounds = started_in_params([(now - max(TRAILING_WINDOWS.values()), now)], params, "w")
     rows = _fetch(
         f"""
         SELECT tg.name, rg.slug, g.*
         FROM (
             SELECT target_id, region_id, {", ".join(picks)}
             FROM {Measurement._meta.db_table}
-            WHERE started_at >= %(since)s AND started_at < %(until)s AND {column} IS NOT NULL
+            WHERE {bounds} AND {column} IS NOT NULL
             GROUP BY 1, 2
         ) g
         JOIN {Target._meta.db_table} tg ON tg.id = g.target_id
