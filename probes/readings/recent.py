@@ -92,7 +92,8 @@ def recent_measurements(target_id: int, limit: int = 100, now: datetime | None =
         """
         with connection.cursor() as cur:
             cur.execute(sql, params)
-            return cur.fetchall()
+            rows: list = cur.fetchall()
+            return rows
 
     return _recent_rows(_newest_first(read, limit, now))
 
