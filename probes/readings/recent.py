@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from probes.models import Measurement, Region, Target
 from probes.readings.selection import BadParameter
-from probes.readings.slots import RECENT_FIRST, started_params, started_q
+from probes.readings.slots import newest_first, started_params, started_q
 from probes.readings.summaries import _regions
 
 RECENT_FIELDS = (
@@ -53,13 +53,14 @@ def _recent_rows(records: Iterable[Sequence[Any]]) -> list[dict]:
 
 
 def _newest_first(read: Callable[[dict, int], list], limit: int, now: datetime | None) -> list:
-    """The newest `limit` rows `read` finds, newest first: those of the last RECENT_FIRST (the few slot-time
-    partitions of those days), then, only when they are fewer than `limit`, the newest older ones. Every recent
-    row is newer than every older one, so the two lists join in order."""
-    split = (now or timezone.now()) - RECENT_FIRST
-    rows = read({"since": split}, limit)
-    if len(rows) < limit:
-        rows += read({"until": split}, limit - len(rows))
+    """The newest `limit` rows `read` finds, newest first, read a span of newest_first at a time (the last day's
+    slot-time partitions, then the week's before) until `limit` are found. Every row of a span is newer than every
+    row of the next, so the lists join in order."""
+    rows: list = []
+    for bounds in newest_first(now or timezone.now()):
+        rows += read(bounds, limit - len(rows))
+        if len(rows) >= limit:
+            break
     return rows
 
 

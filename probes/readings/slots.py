@@ -19,8 +19,11 @@ from psycopg import sql
 from probes.slot_time import slot_bounds
 
 # Reads of the newest rows without a window (latest_results, recent) look this far back first, in the few
-# partitions of those days, and in older ones only for what they did not find there.
+# partitions of those days, and in older ones only for what they did not find there: a statement over every day's
+# partition costs their planning and one index descent in each (tens of ms at 60 days).
 RECENT_FIRST = timedelta(days=1)
+# recent's second step back, before the rest: failures are rare, a target's last 50 often days old.
+RECENT_THEN = timedelta(days=8)
 
 
 def slot_floor(since: datetime) -> datetime:
@@ -78,6 +81,13 @@ def started_params(
     if not conds:
         raise ValueError("a started_at bound needs since or until")
     return "(" + " AND ".join(conds) + ")"
+
+
+def newest_first(now: datetime) -> list[dict[str, datetime]]:
+    """The started_at bounds (since=, until=) a read of the newest rows walks back through, newest first, each
+    disjoint from the others and together all of time: every row of one is newer than every row of the next."""
+    first, then = now - RECENT_FIRST, now - RECENT_THEN
+    return [{"since": first}, {"since": then, "until": first}, {"until": then}]
 
 
 def started_in_params(

@@ -1,6 +1,6 @@
 """Reads of the newest rows without a window (/metrics' last results, a target page's recent measurements and
-failures) look in the last day first and, for what they did not find there, in older days: the answer is the
-same as one read over every day, in the same order."""
+failures) look in the last day first and, for what they did not find there, in the week before, then in older
+days: the answer is the same as one read over every day, in the same order."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from probes.ingest import store
 from probes.readings import latest_results, window_quantiles
 from probes.readings.recent import recent_failures, recent_measurements
-from probes.readings.slots import RECENT_FIRST
+from probes.readings.slots import RECENT_FIRST, RECENT_THEN
 from tests.factories import MeasurementFactory, measurement_payload
-from tests.slot_windows.support import LATE
+from tests.slot_windows.support import EARLY, LATE
 
 pytestmark = pytest.mark.django_db
 
@@ -45,17 +45,18 @@ def test_recent_measurements_fill_up_with_older_days_newest_first(make_region, m
     regions = [make_region(slug="lagos"), make_region(slug="paris")]
     probe = make_probe(regions=regions)
     starts = [NOW - timedelta(hours=h) for h in (1, 5, 23)] + [SPLIT - timedelta(hours=h) for h in (1, 30, 60)]
+    starts += [NOW - RECENT_THEN - timedelta(hours=1), NOW - RECENT_THEN - timedelta(days=9)]
     for i, started in enumerate(starts):
-        MeasurementFactory(probe=probe, region=regions[i % 2], started_at=started, scheduled_for=started + LATE / 60)
-    got = recent_measurements(probe.target_id, limit=5, now=NOW)
-    assert [r["started_at"] for r in got] == starts[:5]
-    assert [r["started_at"] for r in recent_measurements(probe.target_id, limit=2, now=NOW)] == starts[:2]
+        MeasurementFactory(probe=probe, region=regions[i % 2], started_at=started, scheduled_for=started + EARLY)
+    for limit in (2, 5, 7, 100):
+        got = recent_measurements(probe.target_id, limit=limit, now=NOW)
+        assert [r["started_at"] for r in got] == starts[:limit]
 
 
 def test_recent_failures_fill_up_with_older_days_newest_first(make_region, make_probe):
     region = make_region(slug="lagos")
     probe = make_probe(regions=[region])
-    failed = [NOW - timedelta(hours=2), SPLIT - timedelta(hours=1), SPLIT - timedelta(days=2)]
+    failed = [NOW - timedelta(hours=2), SPLIT - timedelta(hours=1), SPLIT - timedelta(days=2), SPLIT - RECENT_THEN]
     for started in failed:
         MeasurementFactory(probe=probe, region=region, started_at=started, outcome="timeout", ttft_ms=None)
     MeasurementFactory(probe=probe, region=region, started_at=NOW - timedelta(hours=1))  # ok: not a failure
