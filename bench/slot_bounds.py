@@ -45,8 +45,14 @@ PARTED = "slotsbench_parted"
 TARGETS = 6
 REGIONS = 15
 WINDOWS = {"1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30)}
-# A slot condition as rendered: AND <column> <op> '<time>'::timestamptz (the column maybe quoted and qualified).
-SLOT_COND = re.compile(r"\s+AND\s+[\w\".]*\"?scheduled_for\"?\s*(?:>=|<=|<)\s*'[^']*'(?:::timestamptz)?")
+# The measurement's scheduled_for (never the missed runs' mr.scheduled_for), bare, as m. or quoted and qualified.
+_SLOT = r"(?:\"(?:probes_measurement|m)\"\.\"?scheduled_for\"?|\bm\.scheduled_for|(?<![\w.\"])scheduled_for)"
+# A slot condition as rendered: AND <column> <op> '<time>'::timestamptz, or first in its group (Django's order)
+# <column> <op> '<time>'::timestamptz AND.
+SLOT_COND = re.compile(
+    rf"\s+AND\s+{_SLOT}\s*(?:>=|<=|<)\s*'[^']*'(?:::timestamptz)?"
+    rf"|(?<=\(){_SLOT}\s*(?:>=|<=|<)\s*'[^']*'(?:::timestamptz)?\s+AND\s+"
+)
 # The first span of the reads without a window (probes.readings.slots.newest_first), in each form they render it:
 # (started_at >= '...'), alone or first among the conditions of a WHERE.
 SPAN_BOUND = re.compile(
@@ -54,6 +60,13 @@ SPAN_BOUND = re.compile(
     r"|\"probes_measurement\"\.\"started_at\" >= '[^']*'(?:::timestamptz)? AND )"
 )
 FIVE = timedelta(minutes=5)
+
+
+def strip_slots(text: str) -> str:
+    """The statement without its slot conditions (removing one may put the next first in its group)."""
+    while (shorter := SLOT_COND.sub("", text)) != text:
+        text = shorter
+    return text
 
 
 def log(*parts: object) -> None:
@@ -192,9 +205,7 @@ def capture(now: datetime) -> list[tuple[str, list[str], str]]:
 
     def windowed(label: str, call) -> None:
         seen = run(label, call)
-        out.extend(
-            (f"{label} #{i + 1}" if len(seen) > 1 else label, [t], SLOT_COND.sub("", t)) for i, t in enumerate(seen)
-        )
+        out.extend((f"{label} #{i + 1}" if len(seen) > 1 else label, [t], strip_slots(t)) for i, t in enumerate(seen))
 
     one = Target.objects.filter(name__startswith="slotsbench").order_by("id").first()
     for name, span in WINDOWS.items():
@@ -207,21 +218,22 @@ def capture(now: datetime) -> list[tuple[str, list[str], str]]:
     f = ExportFilters(since=now - timedelta(days=1), until=now)
     api = readings.stored_measurements(f).order_by("-started_at", "-id")[:101]
     text, params = api.query.sql_with_params()
-    out.append(("api measurements page 24h", [mogrify(text, params)], SLOT_COND.sub("", mogrify(text, params))))
+    out.append(("api measurements page 24h", [mogrify(text, params)], strip_slots(mogrify(text, params))))
     conn = connection.connection
     for label, composed in (
         ("measurements.csv 24h", measurements_select(where_clause(f))),
         ("regions.csv 24h 5m", readings.bucket_statement(readings.Selection(since=f.since, until=f.until), FIVE)),
     ):
         text = composed.as_string(conn)
-        out.append((label, [text], SLOT_COND.sub("", text)))
+        out.append((label, [text], strip_slots(text)))
     for label, call in (
         ("metrics latest_results", lambda: latest_results(now)),
         ("target recent", lambda: recent_measurements(one.id, 50, now)),
         ("target failures", lambda: recent_failures(one.id, 50, now)),
     ):
         seen = run(label, call)
-        main_text = SPAN_BOUND.sub("", SLOT_COND.sub("", seen[0])).replace("LEFT JOIN LATERAL", "CROSS JOIN LATERAL")
+        main_text = SPAN_BOUND.sub("", strip_slots(seen[0])).replace("LEFT JOIN LATERAL", "CROSS JOIN LATERAL")
+        main_text = main_text.replace(") last ON TRUE", ") last")
         out.append((f"{label} ({len(seen)} statements)", seen, main_text))
     return out
 
@@ -241,18 +253,25 @@ def explain(cur, text: str) -> tuple[float, int, set[str]]:
     return doc["Planning Time"] + doc["Execution Time"], doc["Plan"]["Actual Rows"], relations
 
 
-def timed(cur, texts: list[str], runs: int) -> dict:
-    """Median over runs of the statements' total planning and execution time; rows and relations scanned summed
-    over the statements."""
-    for text in texts:
-        explain(cur, text)
-    totals, rows, scanned = [], 0, 0
+def timed(cur, variants: list[list[str]], runs: int) -> list[dict]:
+    """Per variant (its statements), the median over runs of their total planning and execution time, and rows
+    and relations scanned summed over the statements. The variants run in turn within each run, so a burst of
+    other load on the machine weighs on all of them alike."""
+    for texts in variants:
+        for text in texts:
+            explain(cur, text)
+    totals: list[list[float]] = [[] for _ in variants]
+    first: list[list[tuple]] = []
     for i in range(runs):
-        results = [explain(cur, text) for text in texts]
-        totals.append(sum(r[0] for r in results))
-        if i == 0:
-            rows, scanned = sum(r[1] for r in results), sum(len(r[2]) for r in results)
-    return {"ms": statistics.median(totals), "rows": rows, "scanned": scanned}
+        for v, texts in enumerate(variants):
+            results = [explain(cur, text) for text in texts]
+            totals[v].append(sum(r[0] for r in results))
+            if i == 0:
+                first.append(results)
+    return [
+        {"ms": statistics.median(t), "rows": sum(r[1] for r in f), "scanned": sum(len(r[2]) for r in f)}
+        for t, f in zip(totals, first, strict=True)
+    ]
 
 
 def parted(text: str) -> str:
@@ -273,7 +292,7 @@ def reloaded() -> dict:
     return {"rows": rows, "partitions": partitions, "now": last + timedelta(minutes=2)}
 
 
-def report(statements: list[tuple[str, list[str], str]], runs: int) -> list[str]:
+def report(statements: list[tuple[str, list[str], str]], runs: int, only: str | None = None) -> list[str]:
     """Print each read's times; the reads slower with the slot bounds on the plain table."""
     from django.db import connection
 
@@ -283,8 +302,11 @@ def report(statements: list[tuple[str, list[str], str]], runs: int) -> list[str]
     with connection.cursor() as cur:
         cur.execute("SET jit = off")
         for label, texts, main_text in statements:
-            a, b = timed(cur, [main_text], runs), timed(cur, texts, runs)
-            c, d = timed(cur, [parted(main_text)], runs), timed(cur, [parted(t) for t in texts], runs)
+            if only and not label.startswith(only):
+                continue
+            if re.search(rf"{_SLOT}\s*(?:>=|<=|<)", main_text):
+                raise BenchError(f"{label}: a slot bound was left in main's statement")
+            a, b, c, d = timed(cur, [[main_text], texts, [parted(main_text)], [parted(t) for t in texts]], runs)
             rows = {a["rows"], c["rows"]} if len(texts) > 1 else {a["rows"], b["rows"], c["rows"], d["rows"]}
             if len(rows) != 1:
                 raise BenchError(f"{label}: rows differ: {a['rows']} {b['rows']} {c['rows']} {d['rows']}")
@@ -305,6 +327,7 @@ def main() -> int:
     parser.add_argument("--raw-hours", type=int, default=3)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-load", action="store_true", help="time the data of the last run again")
+    parser.add_argument("--only", help="time only the reads whose label starts with this")
     args = parser.parse_args()
     try:
         env = harness.bench_env(BENCH_DB, channel_prefix="latency-slotsbench")
@@ -323,7 +346,7 @@ def main() -> int:
                 f"{data['partitions']} partitions"
             )
         print(f"data: {data['rows']:,} rows; partitioned copy: {data['partitions']} day partitions")
-        worse = report(capture(data["now"]), args.runs)
+        worse = report(capture(data["now"]), args.runs, args.only)
     except BenchError as exc:
         log(f"slots bench: {exc}")
         return 1

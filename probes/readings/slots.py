@@ -16,12 +16,14 @@ from typing import Any
 from django.db.models import Q
 from psycopg import sql
 
-from probes.slot_time import slot_bounds
+from probes.models import MAX_INTERVAL_S
+from probes.slot_time import SLOT_LATE, slot_bounds
 
 # Reads of the newest rows without a window (latest_results, recent) look this far back first, in the few
 # partitions of those days, and in older ones only for what they did not find there: a statement over every day's
-# partition costs their planning and one index descent in each (tens of ms at 60 days).
-RECENT_FIRST = timedelta(days=1)
+# partition costs their planning and one index descent in each (tens of ms at 60 days). This far back, every pair
+# of a probe still running has a row, whatever its interval (at most MAX_INTERVAL_S, started at most SLOT_LATE late).
+RECENT_FIRST = timedelta(seconds=MAX_INTERVAL_S) + SLOT_LATE
 # recent's second step back, before the rest: failures are rare, a target's last 50 often days old.
 RECENT_THEN = timedelta(days=8)
 
