@@ -10,7 +10,7 @@ bound: adding it selects exactly the same rows, from the partitions of the days 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db.models import Q
@@ -90,6 +90,30 @@ def newest_first(now: datetime) -> list[dict[str, datetime]]:
     disjoint from the others and together all of time: every row of one is newer than every row of the next."""
     first, then = now - RECENT_FIRST, now - RECENT_THEN
     return [{"since": first}, {"since": then, "until": first}, {"until": then}]
+
+
+def slot_lookups(lookups: dict[str, Any]) -> dict[str, list[datetime]]:
+    """The scheduled_for lookups implied by the started_at__gte / started_at__lt lookups of an admin changelist
+    (its date hierarchy and date filter: datetimes, or the ISO strings of a URL; a value or a list of them). A
+    value that is no time adds no bound: the changelist reports it as it would without this."""
+    out: dict[str, list[datetime]] = {}
+    for lookup, slot_lookup, bound in (
+        ("started_at__gte", "scheduled_for__gte", slot_floor),
+        ("started_at__lt", "scheduled_for__lt", slot_ceiling),
+    ):
+        values = lookups.get(lookup)
+        values = values if isinstance(values, list) else [values]
+        if len(values) != 1:
+            continue
+        when = values[0]
+        if isinstance(when, str):
+            try:
+                when = datetime.fromisoformat(when)
+            except ValueError:
+                continue
+        if isinstance(when, datetime):
+            out[slot_lookup] = [bound(when if when.tzinfo else when.replace(tzinfo=UTC))]
+    return out
 
 
 def started_in_params(
