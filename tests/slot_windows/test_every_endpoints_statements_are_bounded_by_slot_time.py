@@ -151,9 +151,14 @@ def test_a_key_paged_measurement_list_bounds_every_page_by_its_cursor(admin_clie
 
 def test_an_alert_pass_bounds_its_reads(world):
     probe, _region = world
-    AlertRuleFactory(target=probe.target)
+    # Its window's calls, a 7-day baseline (rollups and raw rows) and missed runs.
+    AlertRuleFactory(target=probe.target, min_samples=1)
+    AlertRuleFactory(target=probe.target, threshold_ms=None, baseline_factor=1.5, min_samples=1)
+    AlertRuleFactory(target=probe.target, metric="missed", percentile="", threshold_ms=None, threshold_percent=50.0)
     with statements() as seen:
         run_pass(NOW)
+    texts = " ".join(text for text, _params in seen)
+    assert "probes_missedrun" in texts and "probes_rolluphour" in texts  # missed runs read, a baseline planned
     assert_bounded(seen)
 
 
