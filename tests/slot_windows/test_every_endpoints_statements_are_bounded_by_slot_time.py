@@ -18,6 +18,7 @@ from probes import readings
 from probes.alerts.evaluate import run_pass
 from probes.exports import ExportFilters
 from probes.exports.measurements import measurements_select, where_clause
+from probes.fleet.missed import close_slots
 from probes.readings.selection import Selection
 from probes.slot_time import slot_bounds
 from tests.factories import AlertRuleFactory, MeasurementFactory, MissedRunFactory
@@ -64,13 +65,15 @@ def partition_day(relation: str) -> tuple[datetime, datetime] | None:
     return tuple(datetime.fromisoformat(v).astimezone(UTC) for v in m.groups())  # type: ignore[return-value]
 
 
-def unbounded_scans(seen: list[tuple[str, object]], slot_range: tuple[datetime | None, datetime | None]) -> list:
+def unbounded_scans(
+    seen: list[tuple[str, object]], slot_range: tuple[datetime | None, datetime | None], kinds=("SELECT", "WITH")
+) -> list:
     """The scans of raw measurements in the captured reads that neither name scheduled_for nor are a partition
     inside slot_range; and how many scans there were, so a test can tell it saw some."""
     bad, count = [], 0
     low, high = slot_range
     for text, params in seen:
-        if "probes_measurement" not in text or not text.lstrip().upper().startswith(("SELECT", "WITH")):
+        if "probes_measurement" not in text or not text.lstrip().upper().startswith(kinds):
             continue
         with connection.cursor() as cur:
             cur.execute("EXPLAIN (FORMAT JSON) " + text, params)
@@ -103,8 +106,8 @@ def world(make_region, make_probe):
     return probe, lagos
 
 
-def assert_bounded(seen, slot_range=(None, None)):
-    bad, count = unbounded_scans(seen, slot_range)
+def assert_bounded(seen, slot_range=(None, None), kinds=("SELECT", "WITH")):
+    bad, count = unbounded_scans(seen, slot_range, kinds)
     assert count, "no read of raw measurements was seen"
     assert bad == []
 
@@ -160,6 +163,14 @@ def test_an_alert_pass_bounds_its_reads(world):
     texts = " ".join(text for text, _params in seen)
     assert "probes_missedrun" in texts and "probes_rolluphour" in texts  # missed runs read, a baseline planned
     assert_bounded(seen)
+
+
+def test_the_missed_run_recorder_bounds_its_reads(world, settings):
+    settings.LATENCY_MISSED_LOOKBACK = 3600
+    with statements() as seen:
+        close_slots(NOW)
+    # Its INSERT ... SELECT reads measurements (EXPLAIN without ANALYZE runs nothing).
+    assert_bounded(seen, kinds=("INSERT",))
 
 
 def test_the_exports_statements_are_bounded(world):
