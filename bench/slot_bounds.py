@@ -12,12 +12,14 @@ and VACUUM ANALYZE of both.
 The statements: every read of raw measurements the dashboard's calls run (table, series, map, distribution for
 1 h, 24 h, 7 d and 30 d, all targets and one), an alert pass's window, /metrics' last results and trailing
 quantiles, a target page's recent rows and failures, an API page, measurements.csv's and regions.csv's SELECTs,
-captured as run and rendered with their values. Each is timed by EXPLAIN (ANALYZE, FORMAT JSON), median of --runs
-after one warm-up, as it is ("with") and without the slot bounds ("without": the scheduled_for conditions taken out;
-for the reads without a window, the statements main ran), on the plain table and on the partitioned copy, with the
-relations each scanned and the rows it returned (the same with and without: checked).
+captured as run and rendered with their values. Each is timed by EXPLAIN (ANALYZE, FORMAT JSON), planning and
+execution, median of --runs after one warm-up, as it is ("now") and as main ran it ("main": the scheduled_for
+conditions taken out; for the reads without a window, main's one statement over all time), on the plain table and on
+the partitioned copy, the four in turn within each run; with the relations each scanned and the rows it returned
+(checked equal).
 
     .venv/bin/python bench/slot_bounds.py [--days 62] [--interval 900] [--runs 7]   (machine's PostgreSQL)
+    .venv/bin/python bench/slot_bounds.py --no-load [--only LABEL]   (the last run's data again)
 
 Exit status: 0 when the benchmark ran, 1 when it could not run.
 """
