@@ -5,6 +5,7 @@ from datetime import UTC
 from urllib.parse import urlsplit
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.html import format_html
@@ -18,6 +19,7 @@ from probes.exports.responses import csv_response
 from probes.fleet.credentials_admin import RegionCredentialsAdmin, RegionKeyAdmin
 from probes.forms import ProbeAdminForm, TargetAdminForm
 from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RegionKey, Target
+from probes.readings.slots import slot_lookups
 
 admin.site.register(RegionKey, RegionKeyAdmin)
 
@@ -115,6 +117,24 @@ class ProbeAdmin(admin.ModelAdmin):
         )
 
 
+class StartedFilter(admin.DateFieldListFilter):
+    """The started_at filter, with the slot bounds its dates imply (probes.readings.slots), so a day's rows are
+    read from the partitions of the days around it only."""
+
+    def queryset(self, request, queryset):
+        queryset = super().queryset(request, queryset)
+        bounds = slot_lookups(self.used_parameters)
+        return queryset.filter(**{lookup: values[0] for lookup, values in bounds.items()})
+
+
+class MeasurementChangeList(ChangeList):
+    """The date hierarchy's (and a URL's) started_at range, with its slot bounds."""
+
+    def get_filters(self, request):
+        specs, has_filters, lookups, duplicates, active = super().get_filters(request)
+        return specs, has_filters, {**lookups, **slot_lookups(lookups)}, duplicates, active
+
+
 @admin.register(Measurement)
 class MeasurementAdmin(WrittenByCodeAdmin):
     # Measurements are evidence: only the probes write them.
@@ -124,7 +144,7 @@ class MeasurementAdmin(WrittenByCodeAdmin):
     # 1440 px beside the admin's menu and filters with the targets' names on two lines
     # (tests/browser/test_browser_admin_fits_and_is_styled.py).
     list_display = ("started", "region_name", "target_name", "outcome", "ttfb", "ttft", "total", "http")
-    list_filter = ("region", "target", "outcome", "connection", "started_at")
+    list_filter = ("region", "target", "outcome", "connection", ("started_at", StartedFilter))
     list_select_related = ("region", "target")
     date_hierarchy = "started_at"
     search_fields = ("error",)
@@ -169,6 +189,9 @@ class MeasurementAdmin(WrittenByCodeAdmin):
             },
         ),
     )
+
+    def get_changelist(self, request, **kwargs):
+        return MeasurementChangeList
 
     @admin.display(description=_("started (UTC)"), ordering="started_at")
     def started(self, obj: Measurement) -> str:

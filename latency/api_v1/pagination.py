@@ -15,6 +15,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
+from probes.readings.slots import started_up_to
+
 MAX_PAGE_SIZE = 1000
 PAGE_SIZE = 100
 
@@ -64,7 +66,11 @@ class MeasurementCursorPagination(pagination.BasePagination):
                 started_at, row_id = decode(cursor)
             except ValueError:
                 raise ValidationError({"cursor": [_("Invalid cursor: follow the next link of a page.")]}) from None
-            rows = rows.filter(Q(started_at__lt=started_at) | Q(started_at=started_at, id__lt=row_id))
+            # The cursor's started_at bounds the slot too (probes.readings.slots): older slot-time partitions
+            # only, which on a key-paged walk back through a long window leaves out the days already read.
+            rows = rows.filter(
+                Q(started_at__lt=started_at) | Q(started_at=started_at, id__lt=row_id), started_up_to(started_at)
+            )
         page = list(rows[: size + 1])
         last = page[size - 1] if len(page) > size else None
         self.next = encode(last["started_at"], last["id"]) if last else None

@@ -20,6 +20,7 @@ from probes import metrics
 from probes.exports import ExportFilters
 from probes.exports.csvsafe import header_line, safe_text, utc_iso
 from probes.exports.pgcopy import copy_csv
+from probes.readings.slots import started_in_literals
 
 MEASUREMENT_COLUMNS = (
     "measured_at",
@@ -60,10 +61,7 @@ _JOINS = sql.SQL(
 def where_clause(f: ExportFilters, alias: str = "m") -> sql.Composed:
     """The filters as a WHERE over probes_measurement `alias`."""
     a = sql.Identifier(alias)
-    conds = [
-        sql.SQL("{}.started_at >= {}").format(a, sql.Literal(f.since)),
-        sql.SQL("{}.started_at < {}").format(a, sql.Literal(f.until)),
-    ]
+    conds = started_in_literals(f.since, f.until, alias)
     for column, values in (
         ("target_id", f.target_ids),
         ("probe_id", f.probe_ids),

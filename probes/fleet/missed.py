@@ -91,10 +91,12 @@ def close_slots(now: datetime | None = None) -> int:
               AND NOT EXISTS (
                 SELECT 1 FROM {measured} m
                 WHERE m.probe_id = p.id AND m.region_id = r.id AND m.scheduled_for = slot.at
+                  -- Every slot's range again, as constants: only the look-back's slot-time partitions are planned.
+                  AND m.scheduled_for >= to_timestamp(%s) AND m.scheduled_for <= to_timestamp(%s)
               )
             ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING
             """,
-            [now, ids, firsts, lasts, intervals],
+            [now, ids, firsts, lasts, intervals, min(firsts), max(lasts)],
         )
         recorded: int = cur.rowcount
     if recorded:

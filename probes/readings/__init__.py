@@ -67,6 +67,13 @@ in the rollups, so p50, p95 and the chosen percentile exist at every window.
 Planning (plan.py): daily rollups for complete days whose 24 hours are
 marked, hourly rollups for other marked hours, raw rows for the rest
 (window.py merges them; cache.py keeps merged rollup parts).
+
+Slot time (slots.py): raw rows are partitioned by day of scheduled_for, read
+by started_at. Every read of raw rows adds to its started_at bounds the
+scheduled_for bounds probes.slot_time's rule implies (the same rows, from the
+partitions of those days only), through slots.py's helpers and nowhere else;
+the reads without a window (latest_results, recent) look in the last day
+first.
 """
 
 from probes.readings import realusers as real_users

@@ -197,9 +197,11 @@ def missed_counts(
               AND NOT EXISTS (
                 SELECT 1 FROM {measured} m
                 WHERE m.probe_id = mr.probe_id AND m.region_id = mr.region_id AND m.scheduled_for = mr.scheduled_for
+                  -- mr's own slot range again, for the planner: only the window's slot-time partitions.
+                  AND m.scheduled_for >= %s AND m.scheduled_for < %s
               )
             GROUP BY mr.region_id, mr.target_id
             """,
-            [since, until, targets, regions],
+            [since, until, targets, regions, since, until],
         )
         return {(region_id, target_id): n for region_id, target_id, n in cur.fetchall()}

@@ -17,8 +17,8 @@ from probes.metrics import BY_NAME, PERCENTILES, REGION_CSV
 from probes.models import Measurement
 from probes.readings.plan import EPOCH
 from probes.readings.rank import exact, rank_sql
-from probes.readings.rollup import ranges_sql
 from probes.readings.rows import Reading
+from probes.readings.slots import started_in, started_in_literals, started_in_params
 
 
 def read_raw(
@@ -32,7 +32,7 @@ def read_raw(
     """Add the raw rows of the given intervals to the readings in `out`."""
     q = Q(pk__in=[])
     for a, b in intervals:
-        q |= Q(started_at__gte=a, started_at__lt=b)
+        q |= started_in(a, b)
     qs = Measurement.objects.filter(q)
     for column, values in narrow.items():
         if values:
@@ -78,7 +78,7 @@ def raw_series(
         "q95": exact(0.95),
         "q": exact(q),
     }
-    ranges = ranges_sql("started_at", intervals, params, "r")
+    ranges = started_in_params(intervals, params, "r")
     picks = ", ".join(f"vals[{rank_sql(f'%({name})s', 'n')}]" for name in ("q50", "q95", "q"))
     sql = f"""
         SELECT b, region_id, samples, {picks}, to_timestamp(at)
@@ -121,10 +121,7 @@ def bucket_select(
         bucket = sql.Literal(since)
     else:
         bucket = sql.SQL("date_bin({}, m.started_at, {})").format(sql.Literal(size), sql.Literal(EPOCH))
-    conds = [
-        sql.SQL("m.started_at >= {}").format(sql.Literal(since)),
-        sql.SQL("m.started_at < {}").format(sql.Literal(until)),
-    ]
+    conds = started_in_literals(since, until, "m")
     for column, values in narrow.items():
         if values:
             conds.append(sql.SQL("m.{} = ANY({})").format(sql.Identifier(column), sql.Literal(list(values))))

@@ -13,6 +13,7 @@ from django.db.models import F, QuerySet
 from probes.exports import ExportFilters
 from probes.metrics import stored_engine_fields
 from probes.models import Measurement
+from probes.readings.slots import started_in
 
 # What names a row besides the engine's fields; keys of the dicts rows() yields.
 IDENTITY_FIELDS = (
@@ -35,7 +36,7 @@ def stored_fields() -> tuple[str, ...]:
 def stored_measurements(f: ExportFilters) -> QuerySet[Measurement, dict[str, Any]]:
     """Rows of [f.since, f.until) narrowed by f's targets, probes, regions and outcomes, as dicts of
     stored_fields(); unordered (the caller pages through them in its own order)."""
-    rows = Measurement.objects.filter(started_at__gte=f.since, started_at__lt=f.until)
+    rows = Measurement.objects.filter(started_in(f.since, f.until))
     if f.target_ids:
         rows = rows.filter(target_id__in=f.target_ids)
     if f.probe_ids:
