@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """How fast does the dashboard answer over 10 or 100 million measurements, and how fast does a new one show?
 
-Data (bench/dashboard_load.py): --rows measurements (default 10,000,000) over --days 60, 15 regions (the seeded
+Data (bench/dashboard_load.py): --rows measurements (default 10,000,000) from the midnight --days (60) before
+now until now, 15 regions (the seeded
 ones) x 60 bench targets (six profiles placed at ten places with their own medians; one probe each), loaded with
 INSERT ... SELECT FROM generate_series inside PostgreSQL, a day of slots per statement in time order (as ingest
 writes them), foreign-key triggers off and secondary indexes dropped for the load, rebuilt after it. When
@@ -223,6 +224,7 @@ def main() -> int:
     parser.add_argument("--db", default=BENCH_DB)
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--days", type=int, default=60)
+    parser.add_argument("--load-workers", type=int, default=2, help="connections loading days at once")
     parser.add_argument("--reload", action="store_true", help="drop the bench database and load it again")
     parser.add_argument("--rollup", action="store_true", help="rebuild every rollup even when complete")
     parser.add_argument("--requests", type=int, default=20, help="warm requests per cell")

@@ -8,7 +8,9 @@ one probe each, over every seeded region.
 
 from __future__ import annotations
 
+import queue
 import shutil
+import threading
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -266,8 +268,10 @@ FROM (
                            sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) AS z1,
                            sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) AS z2,
                            sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) AS z3
-                    FROM generate_series(%(k0)s::bigint, %(k1)s::bigint) AS g(k) CROSS JOIN bench_pairs p
-                    ORDER BY g.k, p.probe_id, p.region_id
+                    -- Each slot, then its pairs in the temp table's order (probe, region): time order with no
+                    -- sort. The reference to g.k and OFFSET 0 keep the slots the outer side of the loop.
+                    FROM generate_series(%(k0)s::bigint, %(k1)s::bigint) AS g(k)
+                    CROSS JOIN LATERAL (SELECT * FROM bench_pairs WHERE g.k >= 0 OFFSET 0) p
                 ) r
                 OFFSET 0
             ) a
@@ -329,18 +333,14 @@ def restore_indexes(cur, saved: list[str]) -> None:
         log(f"  {statement.split(' USING ')[0][:100]}: {time.perf_counter() - t:.0f} s")
 
 
-def load(conn, pairs: list[tuple], start: datetime, step: float, k0: int, k1: int, label: str) -> int:
-    """Insert slots k0..k1 (inclusive) of every pair, a day of slots per statement, in time order."""
-    per_day = max(1, int(86400 / step))
+def open_loader(pairs: list[tuple]):
+    """A connection set up for the bulk load, with the pairs in its own temp table."""
+    conn = bench_connect()
     cur = conn.cursor()
-    if partitioned(cur):
-        first = (start + timedelta(seconds=k0 * step)).date()
-        last = (start + timedelta(seconds=k1 * step + 1)).date()
-        ensure_day_partitions([first + timedelta(days=d) for d in range((last - first).days + 1)])
     cur.execute("SET session_replication_role = replica")  # no FK triggers: the ids are ours, known good
     cur.execute("SET work_mem = '256MB'")
     cur.execute("SET jit = off")  # compiling these expressions costs seconds per statement
-    cur.execute("DROP TABLE IF EXISTS bench_pairs")
+    cur.execute("SET synchronous_commit = off")  # a lost tail of a crashed load is loaded again (--reload)
     cur.execute(
         "CREATE TEMP TABLE bench_pairs (probe_id bigint, target_id bigint, region_id bigint, worker text,"
         " rtt float8, proc float8, sigma float8, tps float8, think float8, cold bool, dns_med float8,"
@@ -349,21 +349,60 @@ def load(conn, pairs: list[tuple], start: datetime, step: float, k0: int, k1: in
     with cur.copy("COPY bench_pairs FROM STDIN") as copy:
         for row in pairs:
             copy.write_row(row)
+    cur.execute("ANALYZE bench_pairs")
     conn.commit()
-    t0 = time.perf_counter()
-    written = 0
-    total = (k1 - k0 + 1) * len(pairs)
+    return conn
+
+
+def load(pairs: list[tuple], start: datetime, step: float, k0: int, k1: int, label: str, workers: int = 2) -> int:
+    """Insert slots k0..k1 (inclusive) of every pair, a day of slots per statement, the days taken in time order
+    by `workers` connections (the statement is CPU-bound in PostgreSQL: one backend per core)."""
+    per_day = max(1, int(86400 / step))
+    with bench_connect() as conn:
+        if partitioned(conn.cursor()):
+            first = (start + timedelta(seconds=k0 * step)).date()
+            last = (start + timedelta(seconds=k1 * step + 1)).date()
+            ensure_day_partitions([first + timedelta(days=d) for d in range((last - first).days + 1)])
+    chunks = queue.SimpleQueue()
     for c0 in range(k0, k1 + 1, per_day):
-        c1 = min(k1, c0 + per_day - 1)
-        cur.execute(INSERT_SQL, {"start": start, "step": step, "k0": c0, "k1": c1, "fail": FAIL_RATE})
-        written += cur.rowcount
-        conn.commit()
-        elapsed = time.perf_counter() - t0
-        if written == total or (c0 - k0) // per_day % 10 == 9:
-            log(f"  {label}: {written:,}/{total:,} rows, {elapsed:.0f} s ({written / max(elapsed, 1e-9):,.0f} rows/s)")
-    cur.execute("RESET session_replication_role")
-    conn.commit()
-    return written
+        chunks.put((c0, min(k1, c0 + per_day - 1)))
+    total = (k1 - k0 + 1) * len(pairs)
+    lock = threading.Lock()
+    progress = {"written": 0, "statements": 0}
+    errors: list[Exception] = []
+    t0 = time.perf_counter()
+
+    def work() -> None:
+        try:
+            with open_loader(pairs) as conn:
+                cur = conn.cursor()
+                while not errors:
+                    try:
+                        c0, c1 = chunks.get_nowait()
+                    except queue.Empty:
+                        return
+                    cur.execute(INSERT_SQL, {"start": start, "step": step, "k0": c0, "k1": c1, "fail": FAIL_RATE})
+                    conn.commit()
+                    with lock:
+                        progress["written"] += cur.rowcount
+                        progress["statements"] += 1
+                        written, elapsed = progress["written"], time.perf_counter() - t0
+                        if written == total or progress["statements"] % 10 == 0:
+                            log(
+                                f"  {label}: {written:,}/{total:,} rows, {elapsed:.0f} s"
+                                f" ({written / max(elapsed, 1e-9):,.0f} rows/s)"
+                            )
+        except Exception as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, name=f"load-{i}") for i in range(max(1, workers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return progress["written"]
 
 
 # --- sizes on disk --------------------------------------------------------------------------------------------
@@ -468,8 +507,9 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
     loaded_rows = 0
     if meta is None or meta[3] != len(pairs):
         per_pair = args.rows // len(pairs)
-        step = args.days * 86400.0 / per_pair
-        start = now - timedelta(days=args.days)
+        # From a midnight: the oldest day is a whole one, as retention drops it.
+        start = datetime.combine((now - timedelta(days=args.days)).date(), datetime.min.time(), tzinfo=UTC)
+        step = (now - start).total_seconds() / per_pair
         timings["disk_check"] = check_disk(cur, per_pair * len(pairs))
         conn.commit()
         log(
@@ -479,7 +519,7 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
         saved = drop_secondary_indexes(cur)
         conn.commit()
         t = time.perf_counter()
-        loaded_rows = load(conn, pairs, start, step, 0, per_pair - 1, "load")
+        loaded_rows = load(pairs, start, step, 0, per_pair - 1, "load", getattr(args, "load_workers", 2))
         timings["load_s"] = time.perf_counter() - t
         timings["load_rows_per_s"] = loaded_rows / timings["load_s"]
         t = time.perf_counter()
@@ -499,7 +539,7 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
                 " due since the last run"
             )
             t = time.perf_counter()
-            load(conn, pairs, start, step, loaded, due - 1, "top-up")
+            load(pairs, start, step, loaded, due - 1, "top-up", getattr(args, "load_workers", 2))
             timings["top_up_s"] = time.perf_counter() - t
             cur.execute(f"UPDATE {META_TABLE} SET loaded = %s", [due])
             conn.commit()
