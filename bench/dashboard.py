@@ -1,23 +1,23 @@
 #!/usr/bin/env python
 """How fast does the dashboard answer over 10 or 100 million measurements, and how fast does a new one show?
 
-Data (bench/dashboard_load.py): --rows measurements (default 10,000,000) from the midnight --days (60) before
-now until now, 15 regions (the seeded
-ones) x 60 bench targets (six profiles placed at ten places with their own medians; one probe each), loaded with
-INSERT ... SELECT FROM generate_series inside PostgreSQL, a day of slots per statement in time order (as ingest
-writes them), foreign-key triggers off and secondary indexes dropped for the load, rebuilt after it. When
-probes_measurement is partitioned, the day partitions are made before the load (probes.partitions). TTFT is
-log-normal per (region, target) on top of a distance floor (probes.geo.path_floor_ms x 1.5 route inflation, plus
-DNS/TCP/TLS round trips on cold connections), with a daily cycle; 2% of runs fail (http_error, timeout,
-upstream_error, connect_error, truncated) with the phases a failure of that kind has. Then VACUUM ANALYZE and
-`manage.py rollup --since 61d`, both timed. Printed: load time and rows/s, index build, rollup time, and MiB on disk
-per million rows of the raw heap (summed over partitions), its indexes, and the hourly and daily rollups. Before a
-load, the disk it needs is estimated from the per-million figures and the load refused when it would take more than
-80% of the free space of PostgreSQL's data directory (SHOW data_directory).
+Data (bench/dashboard_load.py): --rows measurements (default 10,000,000) from the midnight --days (60) before now
+until now, 15 regions (the seeded ones) x 60 bench targets (six profiles placed at ten places with their own
+medians; one probe each), loaded with INSERT ... SELECT FROM generate_series inside PostgreSQL, a day of slots per
+statement in time order (as ingest writes them), foreign-key triggers off and secondary indexes dropped for the
+load, rebuilt after it. When probes_measurement is partitioned, the day partitions are made before the load
+(probes.partitions). TTFT is log-normal per (region, target) on top of a distance floor (probes.geo.path_floor_ms x
+1.5 route inflation, plus DNS/TCP/TLS round trips on cold connections), with a daily cycle; 2% of runs fail
+(http_error, timeout, upstream_error, connect_error, truncated) with the phases a failure of that kind has. Then
+VACUUM ANALYZE and `manage.py rollup --since 61d`, both timed. Printed: load time and rows/s, index build, rollup
+time, and MiB on disk per million rows of the raw heap (summed over partitions), its indexes, and the hourly and
+daily rollups. Before a load, the disk it needs is estimated from the per-million figures and the load refused when
+it would take more than 80% of the free space of PostgreSQL's data directory (SHOW data_directory).
 
 The data lives in its own database, latency_dashbench (created with `manage.py ensuredb`, migrated every run),
 and is reused by later runs: they only append the slots that came due since (and roll their hours up), so the
-1 h window always has data. --reload (or another --rows) drops the database and loads again. The bench refuses the
+1 h window always has data; another --rows (10% off the data's) empties the tables and loads again, after the
+disk check measured on the rows there. --reload drops the database and loads again. The bench refuses the
 dev database `latency` and test databases (test_*). Channel layer: Redis database 13, prefix latency-dashbench.
 
 Reads (bench/dashboard_reads.py), against `uvicorn latency.asgi:application` over HTTP with a session from the
