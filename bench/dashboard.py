@@ -230,6 +230,12 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=20, help="warm requests per cell")
     parser.add_argument("--warmups", type=int, default=2)
     parser.add_argument("--cold", type=int, default=1, help="server restarts per cell, one cold request each")
+    parser.add_argument(
+        "--cells",
+        type=lambda text: set(text.split(",")),
+        default=set(),
+        help="only these reads, e.g. 30d:all,7d:one,csv,region (default every one)",
+    )
     parser.add_argument("--csv-requests", type=int, default=5, help="warm requests of regions.csv")
     parser.add_argument("--ingest", type=int, default=20_000, help="measurements per ingest run")
     parser.add_argument("--live-samples", type=int, default=LIVE_SAMPLES)

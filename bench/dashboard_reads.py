@@ -138,6 +138,9 @@ def measure_reads(env: dict[str, str], data: dict, args) -> dict:
             for window in WINDOWS:
                 for target in (str(target_id), "all"):
                     params = {"target": target, "window": window, "percentile": "p50", "metric": "ttft"}
+                    chosen = f"{window}:{'all' if target == 'all' else 'one'}"
+                    if args.cells and chosen not in args.cells:
+                        continue
                     label = {
                         "endpoint": f"/api/{endpoint}",
                         "window": window,
@@ -145,11 +148,13 @@ def measure_reads(env: dict[str, str], data: dict, args) -> dict:
                     }
                     results.append(cell(servers, label, f"/api/{endpoint}", params, args, GOAL_P95_MS, args.requests))
                     loads.append(os.getloadavg())
-        label = {"endpoint": CSV_PATH, "window": "30d", "target": "all"}
-        results.append(cell(servers, label, CSV_PATH, CSV_PARAMS, args, GOAL_CSV_MS, args.csv_requests))
-        region = data["regions"][0]
-        label = {"endpoint": f"/regions/{region.slug}/", "window": "page", "target": "all"}
-        results.append(cell(servers, label, f"/regions/{region.slug}/", None, args, GOAL_P95_MS, args.requests))
+        if not args.cells or "csv" in args.cells:
+            label = {"endpoint": CSV_PATH, "window": "30d", "target": "all"}
+            results.append(cell(servers, label, CSV_PATH, CSV_PARAMS, args, GOAL_CSV_MS, args.csv_requests))
+        if not args.cells or "region" in args.cells:
+            region = data["regions"][0]
+            label = {"endpoint": f"/regions/{region.slug}/", "window": "page", "target": "all"}
+            results.append(cell(servers, label, f"/regions/{region.slug}/", None, args, GOAL_P95_MS, args.requests))
         loads.append(os.getloadavg())
     finally:
         servers.close()
