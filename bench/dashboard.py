@@ -42,8 +42,8 @@ first animation frame after #live-count shows its id (a MutationObserver in the 
 machine's wall clock). Goal: median <= 1 s.
 
     .venv/bin/python bench/dashboard.py [--rows 10000000] [--days 60] [--reload] [--rollup] [--requests 20]
-        [--warmups 2] [--cold 1] [--ingest 20000] [--skip-http] [--skip-plans] [--skip-retention]
-        [--skip-ingest] [--skip-live] [--json]
+        [--warmups 2] [--cold 1] [--cells 30d:all,7d:one,csv,region] [--ingest 20000] [--load-workers 2]
+        [--skip-http] [--skip-plans] [--skip-retention] [--skip-ingest] [--skip-live] [--json]
 
 A 10 M-row first run takes about 15 minutes (load, index build, rollups, 42 server starts); 100 M rows ten times
 the load and rollup. Exit status: 0 when the benchmark ran (see PASS/MISS), 1 when it could not run.
