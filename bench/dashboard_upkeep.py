@@ -120,6 +120,8 @@ class Reader(threading.Thread):
         self.error: str | None = None
 
     def run(self) -> None:
+        import httpx
+
         client = http_session(self.origin)
         paths = [(f"/api/{e}", {"target": "all", "window": "30d", "metric": "ttft"}) for e in ENDPOINTS]
         paths.append((CSV_PATH, CSV_PARAMS))
@@ -128,8 +130,12 @@ class Reader(threading.Thread):
             while not self.stop_flag.is_set():
                 path, params = paths[self.reads % len(paths)]
                 t = time.perf_counter()
-                response = client.get(path, params=params)
-                response.read()
+                try:
+                    response = client.get(path, params=params)
+                except httpx.HTTPError as exc:
+                    if not self.stop_flag.is_set():  # after it, the server stopping under a read is expected
+                        self.error = f"{path}: {exc}"
+                    return
                 if response.status_code != 200:
                     self.error = f"{path}: HTTP {response.status_code}"
                     return
@@ -152,7 +158,8 @@ def ingest_under_reads(env: dict[str, str], data: dict, count: int) -> dict:
             loaded = ingest_once(data, count, seed=202)
         finally:
             reader.stop_flag.set()
-            reader.join(120)
+    # A regions.csv read may still be running when the server stops: it ends with it.
+    reader.join(30)
     if reader.error:
         raise BenchError(f"the 30-day reader failed: {reader.error}")
     log(
