@@ -73,7 +73,7 @@ class Servers:
         self.static.cleanup()
 
 
-def measure_cell(servers: Servers, path: str, params: dict | None, requests: int, warmups: int, goal_ms: float) -> dict:
+def measure_cell(servers: Servers, path: str, params: dict | None, requests: int, warmups: int) -> dict:
     """One restart: its first request (cold), then warmups, then `requests` timed ones (warm)."""
     with servers.fresh() as server:
         client = http_session(server.origin)
