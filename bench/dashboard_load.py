@@ -26,7 +26,7 @@ REGION_COUNT = 15
 DISK_SPARE = 0.20
 # Bytes on disk per million measurements (raw heap + its indexes + hourly and daily rollups), measured by a
 # 10 M-row run (bench/dashboard.py prints it): the estimate when the database holds no rows to measure yet.
-DEFAULT_BYTES_PER_MILLION = 420 * 2**20
+DEFAULT_BYTES_PER_MILLION = 576 * 2**20
 
 # api style, median server time (ms), log sigma, tokens/s, thinking (ms), connection
 PROFILES = [
@@ -490,7 +490,8 @@ def check_disk(cur, rows_to_add: int, freed: int = 0) -> dict:
         fit = int(usable / per_m_bytes * 1e6)
         raise BenchError(
             f"{rows_to_add:,} rows would need about {need / 2**30:.1f} GiB but only {usable / 2**30:.1f} GiB may be"
-            f" used ({free / 2**30:.1f} GiB free, {DISK_SPARE:.0%} kept spare): at most about {fit:,} rows fit."
+            f" used ({free / 2**30:.1f} GiB free{' with the present data gone' if freed else ''}, {DISK_SPARE:.0%}"
+            f" kept spare): at most about {fit:,} rows fit."
             " Run a smaller --rows and extrapolate from its per-million figures."
         )
     return verdict
