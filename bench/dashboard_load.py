@@ -315,7 +315,9 @@ def drop_secondary_indexes(cur) -> list[str]:
     ).fetchall()
     for name, definition in indexes:
         cur.execute(f'DROP INDEX "{name}"')
-        saved.append(definition)
+        # A partitioned table's index reads back as CREATE INDEX ... ON ONLY, which builds no partition's index
+        # and leaves the parent's invalid: without ONLY it is built on every partition, as the migration made it.
+        saved.append(definition.replace(" ON ONLY ", " ON ", 1))
     return saved
 
 
@@ -326,6 +328,16 @@ def restore_indexes(cur, saved: list[str]) -> None:
         t = time.perf_counter()
         cur.execute(statement)
         log(f"  {statement.split(' USING ')[0][:100]}: {time.perf_counter() - t:.0f} s")
+    if partitioned(cur):
+        from django.db import connection
+
+        from probes import partitions
+
+        cur.connection.commit()  # the indexes, before another connection renames them
+        # The partitions' new indexes under the names ingest's partitions get (probes.partitions.name_indexes).
+        with connection.cursor() as named:
+            for partition in partitions.partitions(partitions.MEASUREMENTS):
+                partitions.name_indexes(named, partitions.MEASUREMENTS, partition.name)
 
 
 def open_loader(pairs: list[tuple]):
