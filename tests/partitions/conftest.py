@@ -7,8 +7,16 @@ from collections.abc import Iterator
 
 import pytest
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from probes import partitions
+
+
+def migrate(targets: list[tuple[str, str]]) -> None:
+    """Migrate the test database to `targets`, forwards or backwards, as `manage.py migrate` would."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
 
 
 def partition_of(table: str, row_id: int) -> str:

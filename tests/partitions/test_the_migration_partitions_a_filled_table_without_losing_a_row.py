@@ -13,17 +13,11 @@ from django.db.migrations.executor import MigrationExecutor
 from probes import partitions
 from probes.models import DeadLetter, Measurement
 from tests.factories import MeasurementFactory, ProbeFactory, RegionFactory
-from tests.partitions.conftest import partition_of
+from tests.partitions.conftest import migrate, partition_of
 
 BEFORE = [("probes", "0016_api_token")]
 AFTER = [("probes", "0017_measurement_partitions")]
 COLUMNS = "id, probe_id, target_id, region_id, scheduled_for, started_at, worker, outcome, ttft_ms, total_ms"
-
-
-def migrate(targets) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
 
 
 def rows() -> dict[int, tuple]:

@@ -11,15 +11,9 @@ from django.db.migrations.executor import MigrationExecutor
 
 from probes import partitions
 from tests.factories import IngestSourceFactory, ObservationFactory
-from tests.partitions.conftest import partition_of
+from tests.partitions.conftest import migrate, partition_of
 
 COLUMNS = "id, source_id, kind, observed_at, received_at, model, host, ttft_ms, total_ms"
-
-
-def migrate(targets) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
 
 
 def rows() -> dict[int, tuple]:
