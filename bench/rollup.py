@@ -14,7 +14,7 @@ Measured in one process:
       rows per second of raw rows rolled up. Its statements set work_mem (128 MB: a day's sort stays in memory)
       and jit (off) locally; parallel workers cannot serve an INSERT, hence days side by side on connections of
       their own;
-  (b) the Python reference (tests/rollups_sql/reference.py: the builder this replaced) on one day, for the ratio.
+  (b) the Python reference (devtools/rollup_reference.py: the builder this replaced) on one day, for the ratio.
 Medians, the machine's load, and PASS/MISS against the goal: at least 1,000,000 rows/s, and 60 days of 10 M rows in
 under 30 s.
 
@@ -166,7 +166,7 @@ def time_python(day: datetime, repeats: int) -> tuple[list[float], int]:
     """Seconds of the Python reference over one day (reading and bucketing only: it writes nothing, so this is
     less than the old builder took)."""
     sys.path.insert(0, str(ROOT))
-    from tests.rollups_sql.reference import reference_rollups
+    from devtools.rollup_reference import reference_rollups
 
     times = []
     for _ in range(repeats):

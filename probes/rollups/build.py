@@ -14,7 +14,7 @@ histograms, never averaged.
 Hourly rollups are built in SQL, one statement per range of hours (a day at
 most: see _hourly_sql), so no raw row is ever read into Python; the Python
 builder this replaced is kept as the reference the tests compare it with
-(tests/rollups_sql/reference.py).
+(devtools/rollup_reference.py).
 """
 
 from __future__ import annotations

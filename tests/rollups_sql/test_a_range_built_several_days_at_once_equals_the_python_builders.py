@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from devtools.rollup_reference import reference_rollups, stored_rollups
 from probes.models import DailyRollup, RollupHour
 from probes.rollups import DAY, HOUR, floor_day, rebuild_range
-from tests.rollups_sql.reference import reference_rollups, stored_rollups
 from tests.rollups_sql.test_hourly_rollups_built_in_sql_equal_the_python_builders import fill
 
 pytestmark = pytest.mark.django_db(transaction=True)

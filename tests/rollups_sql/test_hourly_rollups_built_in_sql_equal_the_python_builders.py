@@ -1,5 +1,5 @@
 """The hourly rollups the SQL builder writes are the Python builder's
-(tests/rollups_sql/reference.py), field for field and bucket for bucket, on
+(devtools/rollup_reference.py), field for field and bucket for bucket, on
 rows that exercise everything it must get right: many random values, values
 on and next to bucket edges, NULL metrics, failures of several outcomes,
 several probes, regions and hours, and a probe re-pointed at another target
@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
+from devtools.rollup_reference import reference_rollups, stored_rollups
 from probes.histogram import _EDGES, MAX_VALUE, MIN_VALUE
 from probes.metrics import HISTOGRAM
 from probes.models import DailyRollup, HourlyRollup, Measurement, RollupHour
 from probes.rollups import DAY, HOUR, floor_day, rebuild_hour, rebuild_range
 from tests.factories import MeasurementFactory
-from tests.rollups_sql.reference import reference_rollups, stored_rollups
 
 pytestmark = pytest.mark.django_db
 
