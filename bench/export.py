@@ -68,6 +68,7 @@ def prepare(rows: int, reload: bool) -> None:
         t = time.perf_counter()
         with connection.cursor() as cur:
             cur.execute("TRUNCATE probes_measurement, probes_hourlyrollup, probes_dailyrollup, probes_rolluphour")
+        harness.ensure_day_partitions(START, START + SPAN)
         pairs = []
         for n in range(PAIRS):
             region, _ = Region.objects.get_or_create(

@@ -97,6 +97,7 @@ def prepare(hours: int, interval: int) -> dict:
     table = Measurement._meta.db_table
     with connection.cursor() as cur:
         cur.execute(f"TRUNCATE {table}, {MeasurementTally._meta.db_table}")
+        harness.ensure_day_partitions(start, now)
         t = time.perf_counter()
         cur.execute(
             f"""

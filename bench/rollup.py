@@ -102,6 +102,7 @@ def prepare(rows: int, days: int, reload: bool) -> dict:
         for model in (DailyRollup, HourlyRollup, RollupHour):
             cur.execute(f"TRUNCATE {model._meta.db_table}")
         cur.execute(f"TRUNCATE {table}")
+        harness.ensure_day_partitions(start, end)
         values = ", ".join(f"({p}, {t}, {r}, {b})" for p, t, r, b in pairs)
         t0 = time.perf_counter()
         # Day by day: one statement per day keeps each statement's memory bounded.

@@ -115,6 +115,15 @@ def bench_env(
     return {**env, **(extra or {})}
 
 
+def ensure_day_partitions(low, high) -> None:
+    """The day partitions of raw measurements for slots in [low, high), made before a bench loads rows with plain
+    INSERTs, as the scheduler and ingest make them in production: rows of a day without its partition would all
+    land in the default partition, and the bench would time a layout no deployment has (probes.partitions)."""
+    from probes import partitions
+
+    partitions.ensure_days(partitions.MEASUREMENTS, partitions.days_between(low, high))
+
+
 def wait_for(predicate, timeout: float, interval: float = 0.2, message: str = "condition", sleep=time.sleep):
     """Poll until the predicate is true; `sleep` lets a caller wait its own
     way (a browser test must let Playwright deliver events meanwhile)."""
