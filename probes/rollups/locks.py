@@ -87,21 +87,26 @@ def _table() -> str:
     return HourVersion._meta.db_table
 
 
-def count_ingest(hours: Iterable[datetime]) -> None:
-    """Ingest's side: its transaction stored rows into these hours. Call it
-    after the INSERT and before deleting the hours' marks. Sorted, so two
-    ingests (and a rebuild's unchanged_hours) take the rows in one order and
-    never deadlock."""
-    keys = sorted({floor_hour(h) for h in hours})
-    if not keys:
-        return
+def _add_to_versions(keys: list[datetime], step: int) -> dict[datetime, int]:
+    """Add `step` to the hours' versions (a missing hour's row starts at `step`), row-locking them until commit;
+    their versions now. One upsert for both sides: ingest counts with step 1, a rebuild locks and reads with 0.
+    In hour order, so two callers take the rows in one order and never deadlock."""
     table = _table()
     with connection.cursor() as cur:
         cur.execute(
-            f"INSERT INTO {table} (hour, version) SELECT h, 1 FROM unnest(%s::timestamptz[]) AS h ORDER BY h "
-            f"ON CONFLICT (hour) DO UPDATE SET version = {table}.version + 1",
-            [keys],
+            f"INSERT INTO {table} (hour, version) SELECT h, %s FROM unnest(%s::timestamptz[]) AS h ORDER BY h "
+            f"ON CONFLICT (hour) DO UPDATE SET version = {table}.version + %s RETURNING hour, version",
+            [step, keys, step],
         )
+        return dict(cur.fetchall())
+
+
+def count_ingest(hours: Iterable[datetime]) -> None:
+    """Ingest's side: its transaction stored rows into these hours. Call it
+    after the INSERT and before deleting the hours' marks."""
+    keys = sorted({floor_hour(h) for h in hours})
+    if keys:
+        _add_to_versions(keys, 1)
 
 
 def read_versions(hours: Iterable[datetime]) -> dict[datetime, int]:
@@ -122,15 +127,8 @@ def unchanged_hours(versions: dict[datetime, int]) -> set[datetime]:
     keys = sorted(versions)
     if not keys:
         return set()
-    table = _table()
-    with connection.cursor() as cur:
-        # An upsert rather than SELECT ... FOR UPDATE: it also creates (and
-        # locks) the row of an hour never ingested into, which a concurrent
-        # first ingest would otherwise insert unseen.
-        cur.execute(
-            f"INSERT INTO {table} (hour, version) SELECT h, 0 FROM unnest(%s::timestamptz[]) AS h ORDER BY h "
-            f"ON CONFLICT (hour) DO UPDATE SET version = {table}.version RETURNING hour, version",
-            [keys],
-        )
-        now = dict(cur.fetchall())
+    # An upsert of nothing rather than SELECT ... FOR UPDATE: it also creates
+    # (and locks) the row of an hour never ingested into, which a concurrent
+    # first ingest would otherwise insert unseen.
+    now = _add_to_versions(keys, 0)
     return {h for h in keys if now[h] == versions[h]}
