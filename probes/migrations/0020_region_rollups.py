@@ -32,7 +32,7 @@ GRAINS = (1, 3, 12, 24, 168)
 
 def _merge_sql(source: str, time_column: str, seconds: str, only: str) -> str:
     pairs = ", ".join(f"('{c}', s.{c})" for c in JSON_COLUMNS)
-    pivots = ", ".join(f"jsonb_object_agg(e.key, e.n) FILTER (WHERE e.col = '{c}') AS {c}" for c in JSON_COLUMNS)
+    pivots = ", ".join(f"(array_agg(o.obj) FILTER (WHERE o.col = '{c}'))[1] AS {c}" for c in JSON_COLUMNS)
     merged = ", ".join(f"coalesce(j.{c}, '{{}}'::jsonb)" for c in JSON_COLUMNS)
     block = f"date_bin(make_interval(hours => %(span)s), s.{time_column}, timestamptz '1970-01-01 00:00:00+00')"
     return f"""
@@ -45,15 +45,19 @@ def _merge_sql(source: str, time_column: str, seconds: str, only: str) -> str:
             FROM {source} s WHERE {only} GROUP BY 1, 2
         ) t
         LEFT JOIN (
-            SELECT e.region_id, e.b, {pivots}
+            SELECT o.region_id, o.b, {pivots}
             FROM (
-                SELECT s.region_id, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
-                FROM {source} s
-                CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
-                CROSS JOIN LATERAL jsonb_each_text(m.hist) x
-                WHERE {only}
-                GROUP BY 1, 2, 3, 4
-            ) e
+                SELECT e.region_id, e.b, e.col, jsonb_object_agg(e.key, e.n) AS obj
+                FROM (
+                    SELECT s.region_id, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
+                    FROM {source} s
+                    CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
+                    CROSS JOIN LATERAL jsonb_each_text(m.hist) x
+                    WHERE {only}
+                    GROUP BY 1, 2, 3, 4
+                ) e
+                GROUP BY 1, 2, 3
+            ) o
             GROUP BY 1, 2
         ) j ON j.region_id = t.region_id AND j.b = t.b
     """
@@ -67,6 +71,9 @@ def backfill(apps, schema_editor):
         statements.append((grain, _merge_sql("probes_regionrollup", "start", "s.sample_seconds", f"s.span_hours = {finer}")))
     with schema_editor.connection.cursor() as cur:
         cur.execute("SET LOCAL jit = off")
+        cur.execute("SET LOCAL enable_memoize = off")
+        # Every hourly rollup in one GROUP BY: in memory rather than spilled.
+        cur.execute("SET LOCAL work_mem = '256MB'")
         for grain, sql in statements:
             began = time.monotonic()
             cur.execute(sql, {"span": grain})

@@ -37,11 +37,11 @@ def merge_sql(table: str, source: str, time_column: str, seconds: str, only: str
     region table, or TRUE for HourlyRollup).
 
     One pass over the source rows: every (region, block, column, key) is
-    summed in one GROUP BY, then pivoted into one jsonb per column with
-    FILTER. Per-group correlated subqueries (the daily merge's form) would
+    summed in one GROUP BY, each (region, block, column) made one jsonb, and
+    those pivoted into columns. Per-group correlated subqueries (the daily merge's form) would
     walk the source once per region, block and column."""
     pairs = ", ".join(f"('{c}', s.{c})" for c in JSON_COLUMNS)
-    pivots = ", ".join(f"jsonb_object_agg(e.key, e.n) FILTER (WHERE e.col = '{c}') AS {c}" for c in JSON_COLUMNS)
+    pivots = ", ".join(f"(array_agg(o.obj) FILTER (WHERE o.col = '{c}'))[1] AS {c}" for c in JSON_COLUMNS)
     merged = ", ".join(f"coalesce(j.{c}, '{{}}'::jsonb)" for c in JSON_COLUMNS)
     block = f"date_bin(make_interval(hours => %(span)s), s.{time_column}, %(epoch)s)"
     where = f"{only} AND s.{time_column} >= %(a)s AND s.{time_column} < %(b)s"
@@ -55,15 +55,19 @@ def merge_sql(table: str, source: str, time_column: str, seconds: str, only: str
             FROM {source} s WHERE {where} GROUP BY 1, 2
         ) t
         LEFT JOIN (
-            SELECT e.region_id, e.b, {pivots}
+            SELECT o.region_id, o.b, {pivots}
             FROM (
-                SELECT s.region_id, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
-                FROM {source} s
-                CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
-                CROSS JOIN LATERAL jsonb_each_text(m.hist) x
-                WHERE {where}
-                GROUP BY 1, 2, 3, 4
-            ) e
+                SELECT e.region_id, e.b, e.col, jsonb_object_agg(e.key, e.n) AS obj
+                FROM (
+                    SELECT s.region_id, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
+                    FROM {source} s
+                    CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
+                    CROSS JOIN LATERAL jsonb_each_text(m.hist) x
+                    WHERE {where}
+                    GROUP BY 1, 2, 3, 4
+                ) e
+                GROUP BY 1, 2, 3
+            ) o
             GROUP BY 1, 2
         ) j ON j.region_id = t.region_id AND j.b = t.b
     """
@@ -105,6 +109,9 @@ def rebuild_blocks(since: datetime, until: datetime, now: datetime) -> None:
     table = RegionRollup._meta.db_table
     with connection.cursor() as cur:
         cur.execute("SET LOCAL jit = off")
+        # A Memoize over jsonb_each_text, keyed by the whole jsonb, nearly
+        # never hits (every row's histograms differ) and costs its hashing.
+        cur.execute("SET LOCAL enable_memoize = off")
         for grain, sql in _statements():
             span = timedelta(hours=grain)
             a = block_start(since, span)
