@@ -53,8 +53,8 @@ def series(f: Selection) -> list[SeriesRow]:
     rows in SQL (exact nearest rank; at is the mean started_at). Otherwise a
     bucket whose part inside the window is made of whole marked hours is
     merged from hourly rollups, or for every target from the region rollup
-    blocks tiling it (at is the sample-weighted mean of the hours'
-    midpoints either way), and any other bucket (the partial first and last ones, or
+    blocks tiling it (at is the sample-weighted mean of the hours' midpoints
+    either way), and any other bucket (the partial first and last ones, or
     one holding an hour not rolled up yet) is read from raw rows as a
     whole, so no bucket ever mixes a histogram with raw values. Rolled-up
     buckets are kept in probes.readings.cache under the fingerprint of their
