@@ -710,6 +710,38 @@ class DailyRollup(RollupCounts):
         return f"daily rollup {when} UTC ({self.samples} samples)"
 
 
+class RegionRollup(RollupCounts):
+    """The merge of every probe's hourly rollups from one region over an
+    EPOCH-aligned block of `span_hours` hours (1, 3, 12, 24 or 168:
+    probes.rollups.ladder.GRAINS), so that reads of all targets merge one
+    row per region and block instead of one per probe, region and hour.
+
+    Derived in SQL in the transaction that rebuilds any of its hours (1 h
+    blocks from HourlyRollup, each coarser one from the next finer grain),
+    so it always equals the merge of its hourly rows; readers use a block
+    only when all its hours carry a RollupHour mark."""
+
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="region_rollups", db_index=False)
+    span_hours = models.PositiveSmallIntegerField(help_text="Length of the block in hours.")
+    start = models.DateTimeField(help_text="Start of the block (a multiple of its span from 1970-01-01 UTC).")
+    # Sum over the block's hours of samples x the hour's midpoint in epoch
+    # seconds: a time-series point's `at` (the samples-weighted mean of hour
+    # midpoints) comes out as from the hourly rows.
+    sample_seconds = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            # Also the index of every read: WHERE (span_hours, start) IN (the
+            # window's tiling) [AND region_id = ANY(...)], and of the rebuild's
+            # and prune's deletes of a grain's blocks over a time range.
+            models.UniqueConstraint(fields=["span_hours", "start", "region"], name="region_rollup_one_per_block"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.start.strftime("%Y-%m-%d %H:00") if self.start else "?"
+        return f"region rollup {when} UTC +{self.span_hours} h ({self.samples} samples)"
+
+
 class RollupHour(models.Model):
     """Marks a UTC hour whose HourlyRollup rows are complete.
 

@@ -66,7 +66,10 @@ in the rollups, so p50, p95 and the chosen percentile exist at every window.
 
 Planning (plan.py): daily rollups for complete days whose 24 hours are
 marked, hourly rollups for other marked hours, raw rows for the rest
-(window.py merges them; cache.py keeps merged rollup parts).
+(window.py merges them; cache.py keeps merged rollup parts). Reads of every
+target by region (map, distribution, phases, time series) take the marked
+hours from region rollups instead (1 h to 7 d blocks of every probe of a
+region, probes.rollups.ladder), tiled by plan.ladder_tiles.
 
 Slot time (slots.py): raw rows are partitioned by day of scheduled_for, read
 by started_at. Every read of raw rows adds to its started_at bounds the

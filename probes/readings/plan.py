@@ -1,11 +1,15 @@
-"""Where each part of a window is read from: daily rollups, hourly rollups
-or raw rows (Coverage), and how a time series is cut into buckets.
+"""Where each part of a window is read from: daily rollups, hourly rollups,
+region rollups or raw rows (Coverage), and how a time series is cut into
+buckets.
 
 A day is read from DailyRollup only when all 24 of its hours are marked,
 because a late row unmarks its hour without touching the daily row; other
 marked hours come from HourlyRollup, and everything else (the partial hours
 at either end, hours not rolled up yet) from raw rows, so a reading is
-always complete.
+always complete. A reading of every target grouped by region reads the
+marked hours from region rollups instead (probes.rollups.ladder), tiled by
+ladder_tiles under the same rule: a block only when all its hours are
+marked.
 """
 
 from __future__ import annotations
@@ -14,11 +18,11 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 
-from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour
+from probes.rollups.periods import DAY, EPOCH, GRAINS, HOUR, block_start, ceil_hour, floor_day, floor_hour
 
 MINUTE = timedelta(minutes=1)
 # Time-series bucket sizes of the preset windows.
@@ -30,9 +34,9 @@ BUCKETS = {
     "30d": timedelta(hours=12),
 }
 CUSTOM_BUCKETS = 60
-# Time buckets are aligned to this origin, so hour-sized ones start on whole
-# hours and the same bucket reads the same rows on every refresh.
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Time buckets are aligned to EPOCH (probes.rollups.periods, imported here
+# for the readers), so hour-sized ones start on whole hours and the same
+# bucket reads the same rows on every refresh.
 
 
 def raw_intervals(since: datetime, until: datetime, marked: set[datetime]) -> list[tuple[datetime, datetime]]:
@@ -59,6 +63,9 @@ class Coverage:
     days: list[datetime] = field(default_factory=list)
     # Other marked hours wholly inside the window.
     hours: list[datetime] = field(default_factory=list)
+    # Region rollup blocks (span in hours, start) wholly inside the window,
+    # all their hours marked: ladder_tiles.
+    blocks: list[tuple[int, datetime]] = field(default_factory=list)
     # The rest, read from raw rows.
     raw: list[tuple[datetime, datetime]] = field(default_factory=list)
     # built_at of every marked hour inside the window.
@@ -69,6 +76,8 @@ class Coverage:
         covered = set(self.hours)
         for day in self.days:
             covered.update(day + HOUR * i for i in range(24))
+        for span, start in self.blocks:
+            covered.update(start + HOUR * i for i in range(span))
         return covered
 
     def fingerprint(self, hours: Iterable[datetime] | None = None) -> bytes:
@@ -107,6 +116,33 @@ def coverage(since: datetime, until: datetime, *, rollups: bool = True, daily: b
         plan.hours = sorted(marked)
     plan.raw = raw_intervals(since, until, plan.covered_hours)
     return plan
+
+
+def ladder_tiles(since: datetime, until: datetime, marked: Iterable[datetime]) -> list[tuple[int, datetime]]:
+    """The region rollup blocks (span in hours, start) that tile the marked
+    hours of [since, until): left to right, at each marked hour the largest
+    block of the ladder (periods.GRAINS) that starts there, lies inside the
+    window and has all its hours marked. The grains nest (each divides the
+    next, all aligned to EPOCH), so these are the fewest blocks; an unmarked
+    hour is simply left out, and every block holding it is never used."""
+    marked = set(marked)
+    tiles: list[tuple[int, datetime]] = []
+    hour, end = ceil_hour(since), floor_hour(until)
+    while hour < end:
+        if hour not in marked:
+            hour += HOUR
+            continue
+        for grain in reversed(GRAINS):
+            span = HOUR * grain
+            if (
+                block_start(hour, span) == hour
+                and hour + span <= end
+                and all(hour + HOUR * i in marked for i in range(grain))
+            ):
+                tiles.append((grain, hour))
+                hour += span
+                break
+    return tiles
 
 
 @contextmanager

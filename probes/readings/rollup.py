@@ -1,5 +1,5 @@
-"""Reading rollup rows: merged counts and histograms of the hourly and
-daily rollups a plan uses, summed in SQL so Python never parses the JSON of
+"""Reading rollup rows: merged counts and histograms of the hourly, daily
+and region rollups a plan uses, summed in SQL so Python never parses the JSON of
 hundreds of rows; and the time series' rolled-up buckets, whose
 nearest-rank bucket is picked in SQL too.
 """
@@ -15,7 +15,7 @@ from django.db import connection
 
 from probes.histogram import bucket_value
 from probes.metrics import BY_NAME
-from probes.models import DailyRollup, HourlyRollup
+from probes.models import DailyRollup, HourlyRollup, RegionRollup
 from probes.readings.plan import EPOCH, Coverage
 from probes.readings.rank import exact, rank_sql
 from probes.rollups.periods import HOUR, hour_runs
@@ -46,7 +46,9 @@ def _in(column: str, values: list | None, params: list) -> str:
 
 
 def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list | None]) -> tuple[str, list]:
-    """One UNION ALL over the hourly and daily rollup rows a plan uses."""
+    """One UNION ALL over the hourly, daily and region rollup rows a plan
+    uses. Region rollups merge every target and probe of a region, so a plan
+    with blocks may narrow by region only."""
     parts: list[str] = []
     params: list[Any] = []
     select = ", ".join(columns)
@@ -65,7 +67,23 @@ def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list 
         for column, values in narrow.items():
             sql += _in(column, values, params)
         parts.append(sql)
+    if plan.blocks:
+        if any(values is not None for column, values in narrow.items() if column != "region_id"):
+            raise ValueError("region rollups hold every target and probe: narrow them by region only")
+        sql, block_params = _blocks_sql(select, plan.blocks)
+        params.extend(block_params)
+        parts.append(sql + _in("region_id", narrow.get("region_id"), params))
     return " UNION ALL ".join(parts), params
+
+
+def _blocks_sql(select: str, blocks: list[tuple[int, datetime]]) -> tuple[str, list]:
+    """The region rollup rows of some blocks: (span_hours, start) looked up
+    in the table's unique index (region_rollup_one_per_block)."""
+    sql = (
+        f"SELECT {select} FROM {RegionRollup._meta.db_table} WHERE (span_hours, start) IN "
+        "(SELECT * FROM unnest(%s::int[], %s::timestamptz[]))"
+    )
+    return sql, [[span for span, _ in blocks], [start for _, start in blocks]]
 
 
 def rollup_counts(
@@ -78,7 +96,7 @@ def rollup_counts(
     occupied bucket."""
     totals: dict[tuple, list] = {}
     buckets: dict[tuple, dict[str, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
-    if not (plan.hours or plan.days):
+    if not (plan.hours or plan.days or plan.blocks):
         return totals, buckets
     metrics = list(metrics)
     g = ", ".join(group_by)
@@ -105,55 +123,85 @@ def rollup_counts(
     return totals, buckets
 
 
-def rollup_series(
-    metric: str, q: float, size: timedelta, hours: Iterable[datetime], targets: list[int], regions: list[int]
-) -> list[tuple]:
-    """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
-    rollups. The histograms are merged per bucket and the nearest-rank
-    bucket picked in SQL, so only one row per bucket and region comes back
-    instead of every occupied histogram bucket. at: the mean of the hours'
-    midpoints weighted by their samples (a rollup keeps no finer time);
-    series() clips it to the bucket's part inside the window."""
-    table = HourlyRollup._meta.db_table
-    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "half": HOUR / 2}
-    ranges = ranges_sql("hour", hour_runs(hours), params, "h")
-    where = f"target_id = ANY(%(targets)s) AND region_id = ANY(%(regions)s) AND {ranges}"
+def _series_sql(table: str, time_column: str, at: str, hist: str, where: str) -> tuple[str, str]:
+    """The time series' two statements over rollup rows of `table`: totals
+    (bucket, region, samples, at) and the nearest-rank picks (bucket,
+    region, p50, p95, q) of the merged histograms. The histograms are merged
+    per bucket and the bucket picked in SQL, so only one row per bucket and
+    region comes back instead of every occupied histogram bucket."""
+    bucket = f"date_bin(%(size)s, r.{time_column}, %(origin)s)"
+    totals = f"""
+        SELECT {bucket} AS b, r.region_id, sum(r.samples)::bigint, to_timestamp({at})
+        FROM {table} r WHERE {where} GROUP BY 1, 2
+    """
+    picks = f"""
+        WITH pairs AS (
+            SELECT {bucket} AS b, r.region_id, e.key::int AS k, sum(e.value::bigint) AS n
+            FROM {table} r CROSS JOIN LATERAL jsonb_each_text(r.{hist}) e
+            WHERE {where}
+            GROUP BY 1, 2, 3
+        ), cum AS (
+            SELECT b, region_id, k,
+                   sum(n) OVER (PARTITION BY b, region_id ORDER BY k) AS c,
+                   sum(n) OVER (PARTITION BY b, region_id) AS t
+            FROM pairs
+        )
+        SELECT b, region_id,
+               min(k) FILTER (WHERE c >= {rank_sql("%(q50)s", "t")}),
+               min(k) FILTER (WHERE c >= {rank_sql("%(q95)s", "t")}),
+               min(k) FILTER (WHERE c >= {rank_sql("%(q)s", "t")})
+        FROM cum GROUP BY 1, 2
+    """
+    return totals, picks
+
+
+def _run_series(sqls: tuple[str, str], params: dict[str, Any], q: float) -> list[tuple]:
+    params.update(q50=exact(0.5), q95=exact(0.95), q=exact(q))
     with connection.cursor() as cur:
-        cur.execute(
-            f"""
-            SELECT date_bin(%(size)s, hour, %(origin)s) AS b, region_id, sum(samples)::bigint,
-                   to_timestamp(sum(samples * extract(epoch FROM hour + %(half)s)) / sum(samples))
-            FROM {table} WHERE {where} GROUP BY 1, 2
-            """,
-            params,
-        )
+        cur.execute(sqls[0], params)
         totals = {(b, rid): (samples, at) for b, rid, samples, at in cur.fetchall()}
-        params.update(q50=exact(0.5), q95=exact(0.95), q=exact(q))
-        cur.execute(
-            f"""
-            WITH pairs AS (
-                SELECT date_bin(%(size)s, h.hour, %(origin)s) AS b, h.region_id, e.key::int AS k,
-                       sum(e.value::bigint) AS n
-                FROM {table} h CROSS JOIN LATERAL jsonb_each_text(h.{_hist_field(metric)}) e
-                WHERE {where}
-                GROUP BY 1, 2, 3
-            ), cum AS (
-                SELECT b, region_id, k,
-                       sum(n) OVER (PARTITION BY b, region_id ORDER BY k) AS c,
-                       sum(n) OVER (PARTITION BY b, region_id) AS t
-                FROM pairs
-            )
-            SELECT b, region_id,
-                   min(k) FILTER (WHERE c >= {rank_sql("%(q50)s", "t")}),
-                   min(k) FILTER (WHERE c >= {rank_sql("%(q95)s", "t")}),
-                   min(k) FILTER (WHERE c >= {rank_sql("%(q)s", "t")})
-            FROM cum GROUP BY 1, 2
-            """,
-            params,
-        )
+        cur.execute(sqls[1], params)
         picks = {(b, rid): ks for b, rid, *ks in cur.fetchall()}
     rows = []
     for key, (samples, at) in totals.items():
         values = [bucket_value(k) if k is not None else None for k in picks.get(key, (None, None, None))]
         rows.append((key[0], key[1], samples, *values, at))
     return rows
+
+
+def rollup_series(
+    metric: str, q: float, size: timedelta, hours: Iterable[datetime], targets: list[int], regions: list[int]
+) -> list[tuple]:
+    """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
+    rollups (see _series_sql). at: the mean of the hours' midpoints weighted
+    by their samples (a rollup keeps no finer time); series() clips it to
+    the bucket's part inside the window."""
+    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "half": HOUR / 2}
+    ranges = ranges_sql("r.hour", hour_runs(hours), params, "h")
+    where = f"r.target_id = ANY(%(targets)s) AND r.region_id = ANY(%(regions)s) AND {ranges}"
+    at = "sum(r.samples * extract(epoch FROM r.hour + %(half)s)) / sum(r.samples)"
+    return _run_series(_series_sql(HourlyRollup._meta.db_table, "hour", at, _hist_field(metric), where), params, q)
+
+
+def region_series(
+    metric: str, q: float, size: timedelta, blocks: list[tuple[int, datetime]], regions: list[int]
+) -> list[tuple]:
+    """rollup_series for every target: the same rows, merged from region
+    rollup blocks (each inside one time bucket) instead of every probe's
+    hourly rows; at comes from the blocks' sample_seconds, the same
+    samples-weighted mean of hour midpoints."""
+    params: dict[str, Any] = {
+        "size": size,
+        "origin": EPOCH,
+        "regions": regions,
+        "spans": [span for span, _ in blocks],
+        "starts": [start for _, start in blocks],
+    }
+    # The blocks looked up in the unique index (region_rollup_one_per_block).
+    where = (
+        "(r.span_hours, r.start) IN (SELECT * FROM unnest(%(spans)s::int[], %(starts)s::timestamptz[])) "
+        "AND r.region_id = ANY(%(regions)s)"
+    )
+    at = "sum(r.sample_seconds) / sum(r.samples)"
+    sqls = _series_sql(RegionRollup._meta.db_table, "start", at, _hist_field(metric), where)
+    return _run_series(sqls, params, q)

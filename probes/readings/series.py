@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 from probes.readings.cache import merge_cache
 from probes.readings.plan import bucket_size as _bucket_size
-from probes.readings.plan import coverage, reporting_reads, series_plan
+from probes.readings.plan import coverage, ladder_tiles, reporting_reads, series_plan
 from probes.readings.raw import raw_series
-from probes.readings.rollup import rollup_series
+from probes.readings.rollup import region_series, rollup_series
 from probes.readings.rows import SeriesRow
 from probes.readings.selection import Selection
 from probes.readings.summaries import _regions, _scope
@@ -52,8 +52,9 @@ def series(f: Selection) -> list[SeriesRow]:
     Raw-only windows, and buckets shorter than an hour, are grouped from raw
     rows in SQL (exact nearest rank; at is the mean started_at). Otherwise a
     bucket whose part inside the window is made of whole marked hours is
-    merged from hourly rollups (at is the sample-weighted mean of the hours'
-    midpoints), and any other bucket (the partial first and last ones, or
+    merged from hourly rollups, or for every target from the region rollup
+    blocks tiling it (at is the sample-weighted mean of the hours' midpoints
+    either way), and any other bucket (the partial first and last ones, or
     one holding an hour not rolled up yet) is read from raw rows as a
     whole, so no bucket ever mixes a histogram with raw values. Rolled-up
     buckets are kept in probes.readings.cache under the fingerprint of their
@@ -70,7 +71,9 @@ def series(f: Selection) -> list[SeriesRow]:
         if raw_intervals:
             found += raw_series(f.metric, f.percentile, size, raw_intervals, targets, regions)
         if rolled:
-            scope = (f.metric, f.percentile, tuple(targets), tuple(regions), size)
+            # Every target: region rollups hold them all, whatever the ids.
+            every = not f.target_ids
+            scope = (f.metric, f.percentile, "every" if every else tuple(targets), tuple(regions), size)
             keys = {start: ("series", scope, start, plan.fingerprint(hours)) for start, hours in rolled.items()}
             missing = []
             for start, key in keys.items():
@@ -80,9 +83,20 @@ def series(f: Selection) -> list[SeriesRow]:
                 else:
                     found += cached
             if missing:
-                computed = rollup_series(
-                    f.metric, f.percentile, size, [h for start in missing for h in rolled[start]], targets, regions
-                )
+                if every:
+                    # Each bucket's hours tiled by the region rollup blocks
+                    # inside it: one 3 h or 12 h row per region and bucket
+                    # instead of one per probe, region and hour.
+                    blocks = [
+                        tile
+                        for start in missing
+                        for tile in ladder_tiles(rolled[start][0], rolled[start][-1] + HOUR, rolled[start])
+                    ]
+                    computed = region_series(f.metric, f.percentile, size, blocks, regions)
+                else:
+                    computed = rollup_series(
+                        f.metric, f.percentile, size, [h for start in missing for h in rolled[start]], targets, regions
+                    )
                 by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
                 for row in computed:
                     by_bucket[row[0]].append(row)

@@ -56,6 +56,9 @@ def _read(
         rollups=not f.raw_only,
         raw_values=kept,
         cache=True,
+        # "All targets": _scope's explicit ids serve the raw part, region
+        # rollups the rest when grouped by region (window.read_window).
+        every_target=not f.target_ids,
     )
 
 

@@ -1,6 +1,6 @@
 """read_window: merged statistics per group over a window, from the plan's
-daily rollups, hourly rollups and raw rows together; the one place the
-three sources meet.
+daily, hourly or region rollups and raw rows together; the one place the
+sources meet.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from datetime import datetime
 from probes.histogram import Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
 from probes.readings.cache import merge_cache
-from probes.readings.plan import Coverage, coverage, reporting_reads
+from probes.readings.plan import Coverage, coverage, ladder_tiles, reporting_reads
 from probes.readings.raw import read_raw
 from probes.readings.rollup import rollup_counts
 from probes.readings.rows import Reading
@@ -33,6 +33,7 @@ def read_window(
     rollups: bool = True,
     raw_values: Iterable[str] = (),
     cache: bool = False,
+    every_target: bool = False,
 ) -> dict[tuple, Reading]:
     """Merged histograms per group over [since, until): daily rollups for the
     complete days inside the window whose 24 hours are all marked, hourly
@@ -44,7 +45,12 @@ def read_window(
     keeps in .values, for exact statistics; only allowed with rollups=False,
     since rollups keep no values.
     cache: keep the merged rollup part in merge_cache and reuse it while
-    the rollups it came from are unchanged (raw rows are always read)."""
+    the rollups it came from are unchanged (raw rows are always read).
+    every_target: target_ids is every Target (a selection of "all"), so
+    grouped by region alone and with no probe filter the marked hours are
+    read from region rollups (a few rows per region, not one per probe,
+    region and hour); target_ids still narrows the raw part, whose index
+    needs them."""
     allowed = {"region_id", "target_id", "probe_id"}
     if not set(group_by) <= allowed:
         raise ValueError(f"group_by must use {sorted(allowed)}")
@@ -61,22 +67,33 @@ def read_window(
     out: dict[tuple, Reading] = defaultdict(Reading)
     with reporting_reads():
         plan = coverage(since, until, rollups=rollups)
-        # Days and loose hours are merged (and cached) apart: the hours at a
-        # sliding window's edges change every hour, the days once a day.
-        parts = [
-            Coverage(since=since, until=until, days=plan.days, built=plan.built),
-            Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
-        ]
+        rolled_narrow: dict[str, list[int] | None] = narrow
+        # Days (or blocks of a day and more) and loose hours (shorter blocks)
+        # are merged (and cached) apart: the hours at a sliding window's
+        # edges change every hour, the days once a day.
+        if every_target and not probe_ids and group_by == ("region_id",):
+            rolled_narrow = {"region_id": region_ids}
+            tiles = ladder_tiles(since, until, plan.covered_hours)
+            parts = [
+                Coverage(since=since, until=until, blocks=[t for t in tiles if t[0] >= 24], built=plan.built),
+                Coverage(since=since, until=until, blocks=[t for t in tiles if t[0] < 24], built=plan.built),
+            ]
+        else:
+            parts = [
+                Coverage(since=since, until=until, days=plan.days, built=plan.built),
+                Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
+            ]
         for part in parts:
-            if not (part.days or part.hours):
+            if not (part.days or part.hours or part.blocks):
                 continue
             merged = key = None
             if cache:
-                scope = tuple((name, tuple(values or ())) for name, values in narrow.items())
-                key = ("window", group_by, scope, metrics, tuple(part.days), tuple(part.hours), part.fingerprint())
+                scope = tuple((name, tuple(values or ())) for name, values in rolled_narrow.items())
+                periods = (tuple(part.days), tuple(part.hours), tuple(part.blocks))
+                key = ("window", group_by, scope, metrics, periods, part.fingerprint())
                 merged = merge_cache.get(key)
             if merged is None:
-                totals, buckets = rollup_counts(part, group_by, narrow, metrics)
+                totals, buckets = rollup_counts(part, group_by, rolled_narrow, metrics)
                 merged = {
                     group: (tuple(t), {m: Histogram(c) for m, c in buckets.get(group, {}).items()})
                     for group, t in totals.items()

@@ -27,6 +27,7 @@ from django.db import connection, transaction
 
 from probes.histogram import _EDGES, BUCKETS
 from probes.metrics import HISTOGRAM
+from probes.rollups.ladder import rebuild_blocks
 from probes.rollups.locks import lock_day, read_versions, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hours_between
 from probes.slot_time import slot_bounds
@@ -223,6 +224,7 @@ def _build(since: datetime, until: datetime, *, daily: bool) -> int:
             with_rollups = {h for (h,) in cur.fetchall()}
         if daily:
             rebuild_day(day)
+        rebuild_blocks(since, until, now)
         # Last, so the version rows stay locked only until the commit.
         unchanged = unchanged_hours(versions)
         # Only an hour that has ended can be complete; an hour without raw

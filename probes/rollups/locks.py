@@ -65,6 +65,9 @@ class LockSpace(IntEnum):
     # One partitioned table's set of partitions, exclusive by probes.partitions while it creates, detaches or
     # drops one: two processes ensuring the same day at once would otherwise both try to create it.
     PARTITIONS = 7144
+    # One 7-day block of region rollups (probes.rollups.ladder), exclusive while a rebuild merges it: the rebuilds
+    # of two of its days run side by side (rebuild_range's workers), and each must merge the other's committed day.
+    REGION_WEEK = 7145
 
 
 def _key(start: datetime) -> int:
@@ -79,6 +82,13 @@ def lock_day(day: datetime) -> None:
     days), so rebuilds cannot deadlock on it."""
     with connection.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [int(LockSpace.DAY_MERGE), _key(floor_day(day))])
+
+
+def lock_region_week(start: datetime) -> None:
+    """Taken after lock_day by a rebuild, before it merges the 7-day region block starting at `start`; every
+    rebuild takes them in that order, so they cannot deadlock."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [int(LockSpace.REGION_WEEK), _key(start)])
 
 
 def _table() -> str:

@@ -11,6 +11,14 @@ from datetime import UTC, datetime, timedelta
 
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
+# Time buckets and region rollup blocks are aligned to this origin, so the
+# same bucket or block covers the same hours on every read.
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# The region rollups' ladder of block lengths in hours (probes.rollups.ladder),
+# finest first: each divides the next, so blocks nest and a coarser block is
+# the merge of the finer ones inside it. 7 d blocks start on Thursdays (the
+# weekday of EPOCH).
+GRAINS = (1, 3, 12, 24, 168)
 
 
 def floor_hour(when: datetime) -> datetime:
@@ -45,3 +53,8 @@ def hour_runs(hours: Iterable[datetime]) -> list[tuple[datetime, datetime]]:
         else:
             runs.append((hour, hour + HOUR))
     return runs
+
+
+def block_start(when: datetime, span: timedelta) -> datetime:
+    """Start of the EPOCH-aligned block of length `span` holding `when`."""
+    return EPOCH + ((when - EPOCH) // span) * span

@@ -18,6 +18,7 @@ from django.db import OperationalError, connection
 from probes import partitions
 from probes.retention import delete_older_than, delete_table_rows_older_than
 from probes.rollups.build import rebuild_hour
+from probes.rollups.ladder import prune_blocks
 from probes.rollups.periods import DAY, floor_hour, hours_between
 from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
@@ -51,6 +52,7 @@ def prune_raw(now: datetime | None = None) -> int:
         # Only days wholly before the cut: the day straddling it loses some
         # marks, so readers stop using its daily row anyway.
         DailyRollup.objects.filter(day__lte=old - DAY).delete()
+        prune_blocks(old)
     prune_workers(now)
     prune_real_users(now)
     return deleted

@@ -428,6 +428,8 @@ INTERNAL_MODELS = {
     "MeasurementTally",
     # Ingest's per-hour counter that rollup rebuilds compare against (probes.rollups.locks).
     "HourVersion",
+    # Region rollups: derived from the hourly rollups in their rebuild (probes.rollups.ladder), read by the dashboard.
+    "RegionRollup",
 }
 
 

@@ -1,0 +1,138 @@
+"""Region rollups: for each region, the merge of every probe's hourly rollups
+over EPOCH-aligned blocks of 1 h, 3 h, 12 h, 1 d and 7 d (periods.GRAINS), so
+that a reading of all targets merges a few rows per region instead of one per
+probe, region and hour (hierarchical rollups, as TimescaleDB's continuous
+aggregates on aggregates or Thanos' downsampling).
+
+Built in SQL in the transaction that rebuilds hours (build._build): the 1 h
+blocks of the rebuilt hours from HourlyRollup, then each coarser block
+holding them from the blocks of the next finer grain inside it. So a block is
+always the merge of the hourly rows of its hours, and readers
+(probes.readings) use it only when all its hours carry a RollupHour mark, the
+same rule as DailyRollup's: a late row unmarks its hour, so every block
+holding it goes unread until the rebuild, which rebuilds them.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from datetime import datetime, timedelta
+
+from django.db import connection
+
+from probes.metrics import HISTOGRAM
+from probes.rollups.locks import lock_region_week
+from probes.rollups.periods import EPOCH, GRAINS, HOUR, block_start
+
+JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
+WEEK = GRAINS[-1]
+
+
+def merge_sql(table: str, source: str, time_column: str, seconds: str, only: str) -> str:
+    """One INSERT of the region blocks of %(span)s hours starting in
+    [%(a)s, %(b)s), each the merge of the `source` rows (alias s) whose
+    `time_column` falls in it; `seconds` is the source's expression of
+    samples x hour midpoint, `only` its own filter (the finer grain of the
+    region table, or TRUE for HourlyRollup).
+
+    One pass over the source rows: every (region, block, column, key) is
+    summed in one GROUP BY, each (region, block, column) made one jsonb, and
+    those pivoted into columns. Per-group correlated subqueries (the daily merge's form) would
+    walk the source once per region, block and column."""
+    pairs = ", ".join(f"('{c}', s.{c})" for c in JSON_COLUMNS)
+    pivots = ", ".join(f"(array_agg(o.obj) FILTER (WHERE o.col = '{c}'))[1] AS {c}" for c in JSON_COLUMNS)
+    merged = ", ".join(f"coalesce(j.{c}, '{{}}'::jsonb)" for c in JSON_COLUMNS)
+    block = f"date_bin(make_interval(hours => %(span)s), s.{time_column}, %(epoch)s)"
+    where = f"{only} AND s.{time_column} >= %(a)s AND s.{time_column} < %(b)s"
+    return f"""
+        INSERT INTO {table}
+            (region_id, span_hours, start, samples, errors, sample_seconds, updated_at, {", ".join(JSON_COLUMNS)})
+        SELECT t.region_id, %(span)s, t.b, t.samples, t.errors, t.seconds, %(now)s, {merged}
+        FROM (
+            SELECT s.region_id, {block} AS b, sum(s.samples) AS samples, sum(s.errors) AS errors,
+                   sum({seconds}) AS seconds
+            FROM {source} s WHERE {where} GROUP BY 1, 2
+        ) t
+        LEFT JOIN (
+            SELECT o.region_id, o.b, {pivots}
+            FROM (
+                SELECT e.region_id, e.b, e.col, jsonb_object_agg(e.key, e.n) AS obj
+                FROM (
+                    SELECT s.region_id, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
+                    FROM {source} s
+                    CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
+                    CROSS JOIN LATERAL jsonb_each_text(m.hist) x
+                    WHERE {where}
+                    GROUP BY 1, 2, 3, 4
+                ) e
+                GROUP BY 1, 2, 3
+            ) o
+            GROUP BY 1, 2
+        ) j ON j.region_id = t.region_id AND j.b = t.b
+    """
+
+
+@functools.cache
+def _statements() -> list[tuple[int, str]]:
+    """(grain, INSERT) per grain, finest first: 1 h blocks from the hourly
+    rollups, each coarser grain from the one before it."""
+    from probes.models import HourlyRollup, RegionRollup
+
+    table = RegionRollup._meta.db_table
+    out = [
+        (
+            GRAINS[0],
+            merge_sql(
+                table,
+                HourlyRollup._meta.db_table,
+                "hour",
+                "s.samples * (extract(epoch FROM s.hour) + 1800)",
+                "TRUE",
+            ),
+        )
+    ]
+    for finer, grain in itertools.pairwise(GRAINS):
+        out.append((grain, merge_sql(table, table, "start", "s.sample_seconds", f"s.span_hours = {finer}")))
+    return out
+
+
+def rebuild_blocks(since: datetime, until: datetime, now: datetime) -> None:
+    """Rebuild every region block holding an hour of [since, until) (whole
+    hours of one UTC day), finest grain first, each from the rows just
+    rebuilt below it. Call it inside the transaction that rebuilt those
+    hours' HourlyRollup rows, holding the day's lock (build._build does):
+    the blocks up to 1 d lie inside the day, and the 7 d block, which other
+    days' rebuilds merge too, is taken under its own lock last."""
+    from probes.models import RegionRollup
+
+    table = RegionRollup._meta.db_table
+    with connection.cursor() as cur:
+        cur.execute("SET LOCAL jit = off")
+        # A Memoize over jsonb_each_text, keyed by the whole jsonb, nearly
+        # never hits (every row's histograms differ) and costs its hashing.
+        cur.execute("SET LOCAL enable_memoize = off")
+        for grain, sql in _statements():
+            span = timedelta(hours=grain)
+            a = block_start(since, span)
+            b = block_start(until - HOUR, span) + span
+            if grain == WEEK:
+                assert b - a == span, "a rebuild covers one day, so one 7-day block"
+                lock_region_week(a)
+            cur.execute(f"DELETE FROM {table} WHERE span_hours = %s AND start >= %s AND start < %s", [grain, a, b])
+            cur.execute(sql, {"span": grain, "a": a, "b": b, "now": now, "epoch": EPOCH})
+
+
+def prune_blocks(old: datetime) -> int:
+    """Delete the region blocks wholly before `old` (the rollup retention's
+    cut, whose hourly rows and marks go with them). A block straddling the
+    cut keeps the merge of its pruned hours, but those hours lose their
+    marks, so no reader uses it; a rebuild of any of its hours rebuilds it
+    from the finer blocks left, which no longer hold them."""
+    from probes.models import RegionRollup
+
+    with connection.cursor() as cur:
+        cur.execute(
+            f"DELETE FROM {RegionRollup._meta.db_table} WHERE start + make_interval(hours => span_hours) <= %s", [old]
+        )
+        return cur.rowcount
