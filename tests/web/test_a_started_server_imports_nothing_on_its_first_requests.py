@@ -2,7 +2,8 @@
 lazily (latency.startup, run by the ASGI lifespan protocol before uvicorn
 listens): after it, the first dashboard requests of a fresh process import
 no module, and the start itself read no measurement and filled no merge
-cache, so the first request still reads its own data.
+cache, so the first request still reads its own data; and the objects it
+made are frozen out of the garbage collector's full collections.
 
 Method: a fresh Python process per case imports latency.asgi as uvicorn
 does, runs the lifespan start-up (or, the control, skips it), then sends its
@@ -31,7 +32,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 ROOT = Path(__file__).resolve().parents[2]
 
 FIRST_REQUESTS = r"""
-import asyncio, json, sys
+import asyncio, gc, json, sys
 
 import httpx
 from django.db.backends.signals import connection_created
@@ -68,6 +69,7 @@ async def start_up():
 async def main(start, session, paths):
     report = {"lifespan": await start_up() if start else [], "start_sql": list(statements)}
     report["cache_after_start"] = merge_cache.weight
+    report["frozen_after_start"] = gc.get_freeze_count()
     transport = httpx.ASGITransport(app=application)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", cookies=session) as client:
         report["requests"] = []
@@ -125,10 +127,13 @@ def test_after_the_start_up_the_first_requests_import_nothing_and_the_start_read
     assert not [sql for sql in report["start_sql"] if "probes_" in sql]
     # ... and left the merge cache empty: the first request reads its data itself.
     assert report["cache_after_start"] == 0
+    # What the start made is out of the garbage collector's way: no full collection of it lands on a request.
+    assert report["frozen_after_start"] > 10_000
 
 
 def test_without_the_start_up_the_first_request_imports_the_chart_library(first_requests):
     report = first_requests(start=False)
+    assert report["frozen_after_start"] == 0
     first = report["requests"][0]
     assert first["status"] == 200
     assert any(name.startswith("plotly.") for name in first["imported"]), first
