@@ -22,6 +22,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from latency.routing import websocket_urlpatterns  # noqa: E402
 from latency.security import SameOriginValidator, require_collected_static  # noqa: E402
+from latency.startup import Lifespan  # noqa: E402
 
 # In production a missing `collectstatic` would turn every page into a 500:
 # refuse to start instead, naming the command.
@@ -32,5 +33,9 @@ application = ProtocolTypeRouter(
         "http": django_asgi_app,
         # Only pages served from this very origin (scheme, host and port) may open the feed.
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # The server's start (uvicorn sends it before it listens): what a first
+        # request would do lazily is done then (latency.startup). Importing this
+        # module, as tests do, runs none of it.
+        "lifespan": Lifespan(),
     }
 )

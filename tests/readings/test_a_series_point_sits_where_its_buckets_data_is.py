@@ -51,7 +51,7 @@ def test_a_series_point_from_raw_rows_sits_at_the_mean_time_of_its_measurements(
     region = probe.regions.get()
     f = dashboard_filters({"target": [str(probe.target_id)], "window": ["24h"]}, now)
     size = readings.bucket_size(f)
-    assert size == timedelta(minutes=30)
+    assert size == HOUR
     # Uneven within their buckets: all in each bucket's last quarter.
     for k in range(1, 6):
         begin = floor_hour(now) - k * HOUR + size * 3 / 4

@@ -351,8 +351,8 @@ def test_time_series_of_a_short_window_are_exact_per_raw_bucket(probe, regions, 
     for i, region in enumerate(regions):
         spread_measurements(probe, region, now - timedelta(hours=23, minutes=50), now, 400, seed=i, fail_every=5)
     f = parse_filters({"target": [str(probe.target_id)], "window": ["24h"]}, now)
-    assert readings.bucket_size(f) == timedelta(minutes=30)
-    series = assert_series_matches_raw(f, regions, timedelta(minutes=30), rel=0)
+    assert readings.bucket_size(f) == HOUR
+    series = assert_series_matches_raw(f, regions, HOUR, rel=0)  # nothing rolled up: every bucket is raw
     assert [r["region"] for r in series] == sorted(r["region"] for r in series)
     assert all(r["bucket_start"].tzinfo is not None for r in series)
 
@@ -376,7 +376,7 @@ def test_time_series_of_a_long_window_merge_hourly_rollups_per_bucket(probe, reg
     [
         ("15m", None, timedelta(minutes=1)),
         ("1h", None, timedelta(minutes=2)),
-        ("24h", None, timedelta(minutes=30)),
+        ("24h", None, HOUR),  # whole hours: rolled-up hours serve them
         ("7d", None, timedelta(hours=3)),
         ("30d", None, timedelta(hours=12)),
         ("custom", "90m", timedelta(minutes=2)),  # 1.5 min, rounded to whole minutes

@@ -1,0 +1,263 @@
+"""What the web process does once at start, before it accepts a request, so
+that the first request after a start costs what a later one does (issue 17:
+every dashboard endpoint under 150 ms on the first request too).
+
+A first request used to pay, besides its data, for what Python and Django
+do lazily: plotly imports its figure classes on first use (about 260
+modules, narwhals among them, and the layout template: 0.5 to 1.5 s for the
+first figure of each kind), the URL resolver fills its tables, templates
+and translation catalogs are compiled and read, and the first database
+connection makes psycopg and django.contrib.postgres look up their types;
+and the first full garbage collection scans every object the start made.
+prepare() does all of that here (and freezes those objects), the way a
+preloading server would.
+
+It reads no measurement and fills no cache of probes.readings: the figures
+are drawn from a made-up reading of two regions, and the database is asked
+only for its version. The first request still reads its own data (that is
+the "no warm cache" of the issue). ASGI servers run it through the lifespan
+protocol (latency.asgi), so tests and manage.py commands, which import the
+application without serving it, never pay for it.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import DatabaseError, connection
+
+log = logging.getLogger(__name__)
+
+# Made-up regions for the sample figures: ids no table hands out.
+SAMPLE_REGIONS = [
+    {"id": -1, "slug": "sample-north", "name": "Sample north", "lat": 52.0, "lon": 13.0, "value": 310.0},
+    {"id": -2, "slug": "sample-south", "name": "Sample south", "lat": -33.0, "lon": 18.0, "value": 620.0},
+    {"id": -3, "slug": "sample-quiet", "name": "Sample quiet", "lat": 1.0, "lon": 104.0, "value": None},
+]
+
+
+def sample_figures() -> list:
+    """Every kind of figure the API draws (latency.api), from made-up rows
+    that take each branch that creates plotly objects: the map with a
+    target, paths, grey, dark and stale regions and real users; the
+    distribution; the time series as heatmap and as lines; the phases; a
+    figure with no data. Plain functions: nothing is read."""
+    from latency import charts
+    from latency.charts.distribution import histogram_figure
+    from latency.charts.over_time import timeseries_figure
+    from latency.charts.real_users import real_users_trace
+    from probes import metrics
+    from probes.histogram import Histogram
+    from probes.readings.fleet import RegionHealth
+    from probes.readings.realusers import RealUserRow, figure_keys
+
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    metric = metrics.METRICS[0].name
+    rows = [
+        {
+            **r,
+            "city": r["name"],
+            "country": "",
+            "samples": 40 if r["value"] else 0,
+            "errors": 2 if r["value"] else 0,
+            "error_rate": 0.05 if r["value"] else None,
+            "p50": r["value"],
+            "p95": r["value"] and r["value"] * 2,
+            "connect_p50": 30.0,
+            "floor_ms": 40.0,
+            "tax_ms": 20.0,
+        }
+        for r in SAMPLE_REGIONS
+    ]
+    health = {-2: RegionHealth(-2, "stale", now), -3: RegionHealth(-3, "dark", None)}
+    target = {"id": -1, "name": "Sample target", "location_name": "Sample place", "lat": 40.0, "lon": -74.0}
+    real = [
+        RealUserRow(
+            bucket=None,
+            country="",
+            city=r["name"],
+            latitude=r["lat"],
+            longitude=r["lon"],
+            target_id=None,
+            target="",
+            host="example.org",
+            model="sample",
+            samples=12,
+            errors=1,
+            figures=dict.fromkeys(figure_keys(), 300.0),
+        )
+        for r in SAMPLE_REGIONS
+    ]
+    world = charts.world_map(rows, target, metric, "p95", health)
+    for scale in (True, False):
+        if trace := real_users_trace(real, scale=scale):
+            world.add_trace(trace)
+    hists = {}
+    for k, r in enumerate(SAMPLE_REGIONS[:2]):
+        hists[r["slug"]] = Histogram()
+        for i in range(1, 50):
+            hists[r["slug"]].add(100.0 * (k + 1) + 7.0 * i)
+    series = [
+        {
+            "bucket_start": now - timedelta(hours=h),
+            "at": now - timedelta(hours=h, minutes=-30),
+            "region": r["slug"],
+            "region_name": r["name"],
+            "p50": 300.0 + h,
+            "p95": 600.0 + h,
+            "value": 300.0 + h,
+            "samples": 10,
+        }
+        for r in SAMPLE_REGIONS
+        for h in (1, 2, 4)
+    ]
+    window = (now - timedelta(hours=6), now)
+    phases = [
+        {
+            "region": r["slug"],
+            "region_name": r["name"],
+            "samples": 10,
+            "medians": {},
+            "segments": dict.fromkeys(charts.SEGMENT_COLORS, 10.0),
+        }
+        for r in SAMPLE_REGIONS
+    ]
+    import plotly.graph_objects as go
+
+    return [
+        world,
+        histogram_figure(hists, metric, 0.95, names={r["slug"]: r["name"] for r in SAMPLE_REGIONS}),
+        timeseries_figure(series, metric, "p95", lines=False, step=timedelta(hours=1), window=window),
+        timeseries_figure(series, metric, "p95", lines=True, step=timedelta(hours=1), window=window),
+        charts.phases_figure(phases),
+        charts.no_data(go.Figure(), "no data"),
+    ]
+
+
+def prepare_charts() -> None:
+    from latency import charts
+
+    for figure in sample_figures():
+        charts.figure_json(figure)
+
+
+def prepare_urls() -> None:
+    """The URL conf and every module it names imported, and the resolver's
+    tables (filled on the first resolve or reverse) built."""
+    from django.urls import get_resolver, reverse
+
+    get_resolver()._populate()
+    reverse("overview")
+
+
+def prepare_templates() -> None:
+    """Our templates (settings.TEMPLATES' DIRS) and Django's form widget
+    templates compiled into the cached loaders, and the context processors
+    imported (on the first render otherwise); nothing is rendered."""
+    import django.forms
+    from django.forms.renderers import get_default_renderer
+    from django.template import engines
+
+    for engine in engines.all():
+        _ = engine.engine.template_context_processors
+        for folder in engine.dirs:
+            for path in sorted(Path(folder).rglob("*.html")):
+                engine.get_template(path.relative_to(folder).as_posix())
+    renderer = get_default_renderer()
+    widgets = Path(django.forms.__file__).parent / "templates"
+    for path in sorted(widgets.rglob("*.html")):
+        renderer.get_template(path.relative_to(widgets).as_posix())
+
+
+def prepare_languages() -> None:
+    """Every language's translation catalogs read (activating a language
+    reads them), and its date and number formats (Django's and
+    latency.formats) imported: both on first use."""
+    from django.utils import formats, translation
+
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            formats.get_format("DATETIME_FORMAT")
+
+
+def prepare_sessions() -> None:
+    """What the session, messages and auth machinery imports by dotted path
+    on a request's first use of it."""
+    from django.contrib.auth import get_backends
+    from django.utils.module_loading import import_string
+
+    import_string(settings.MESSAGE_STORAGE)
+    import_string(settings.SESSION_SERIALIZER)
+    get_backends()
+
+
+def prepare_database() -> None:
+    """One connection opened and closed: the per-process lookups of the
+    first connection (psycopg's and django.contrib.postgres's types) are
+    done. A database down at start only leaves them to the first request."""
+    try:
+        with connection.cursor() as cur:
+            cur.execute("SELECT version()")
+    except DatabaseError as exc:
+        log.warning("start-up: no database connection yet (%s); the first request will open it", exc)
+    finally:
+        connection.close()
+
+
+def freeze_start_objects() -> None:
+    """The objects made so far (modules, figure classes, templates: about
+    190,000) live as long as the process. Left to the collector, the first
+    full collection scans them all, and it struck one of the first requests
+    (276 ms of a 1 h all-target table read on this machine); frozen, no
+    collection looks at them again."""
+    gc.collect()
+    gc.freeze()
+
+
+STEPS = (
+    prepare_urls,
+    prepare_templates,
+    prepare_languages,
+    prepare_sessions,
+    prepare_charts,
+    prepare_database,
+    freeze_start_objects,  # last: after everything the start made
+)
+
+
+def prepare() -> dict[str, float]:
+    """Run every step; returns each one's seconds (logged at INFO)."""
+    took = {}
+    for step in STEPS:
+        t = time.perf_counter()
+        step()
+        took[step.__name__] = time.perf_counter() - t
+    log.info("start-up: prepared in %s", ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in took.items()))
+    return took
+
+
+class Lifespan:
+    """The ASGI lifespan protocol: prepare() on the server's start, in the
+    thread Django's ASGI handler runs synchronous code in, before the
+    server listens."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await sync_to_async(prepare, thread_sensitive=True)()
+                except Exception:
+                    # An optimisation only: whatever breaks it must not keep the site from serving (the first
+                    # requests then pay what it would have done). Logged with its traceback, not hidden.
+                    log.exception("start-up: preparing for the first request failed")
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
