@@ -26,7 +26,8 @@ from datetime import UTC, datetime
 from django.db import connection, transaction
 
 from probes.histogram import _EDGES, BUCKETS
-from probes.metrics import HISTOGRAM
+from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
+from probes.readings.rank import reached_sql
 from probes.rollups.locks import lock_day, read_versions, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hours_between
 from probes.slot_time import slot_bounds
@@ -129,7 +130,8 @@ def _hourly_sql() -> str:
     )
     fields = ", ".join(m.rollup_field for m in HISTOGRAM)
     updates = ", ".join(
-        f"{c} = EXCLUDED.{c}" for c in ("target_id", "samples", "errors", "outcomes", "updated_at", *fields.split(", "))
+        f"{c} = EXCLUDED.{c}"
+        for c in ("target_id", "samples", "errors", "outcomes", "updated_at", "ranks", *fields.split(", "))
     )
     window = (
         "started_at >= %(since)s AND started_at < %(until)s"
@@ -140,7 +142,7 @@ def _hourly_sql() -> str:
     return f"""
         WITH built AS (
             INSERT INTO {HourlyRollup._meta.db_table}
-                (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at)
+                (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at, ranks)
             SELECT g.probe_id,
                    CASE WHEN g.target_lo = g.target_hi THEN g.target_lo ELSE (
                        SELECT l.target_id FROM {raw} l
@@ -155,7 +157,7 @@ def _hourly_sql() -> str:
                            SELECT o, count(*) AS n FROM unnest(g.outcomes) AS o GROUP BY o
                        ) AS c
                    ) END,
-                   {fields}, %(now)s
+                   {fields}, %(now)s, rk.ranks
             FROM (
                 SELECT probe_id, region_id, date_trunc('hour', started_at, 'UTC') AS hour,
                        count(*) AS samples, count(*) FILTER (WHERE outcome <> 'ok') AS errors,
@@ -174,12 +176,36 @@ def _hourly_sql() -> str:
                     SELECT x, count(*) AS n FROM unnest(g.buckets) AS x WHERE x IS NOT NULL GROUP BY x
                 ) AS c
             ) AS h
+            CROSS JOIN LATERAL ({_ranks_sql()}) AS rk
             -- A rollup built before is replaced in place (no delete, then
             -- insert, of the whole range first).
             ON CONFLICT (probe_id, region_id, hour) DO UPDATE SET {updates}
             RETURNING hour
         )
         SELECT hour, count(*) FROM built GROUP BY hour
+    """
+
+
+def _ranks_sql() -> str:
+    """HourlyRollup.ranks of a group g of _hourly_sql: from its packed bucket indexes (g.buckets), each
+    REGION_CSV metric's bucket holding the nearest rank of each of PERCENTILES (probes.readings.rank), in the
+    order of regions.csv's columns. Apart from the histograms' subquery, so that one stays as it is."""
+    positions = [HISTOGRAM.index(m) for m in REGION_CSV]
+    picks = ", ".join(
+        f"min(x & {_SLOT - 1}) FILTER (WHERE x >> {_SHIFT} = {i} AND {reached_sql(q, 'c', 't')})"
+        for i in positions
+        for q in PERCENTILES.values()
+    )
+    return f"""
+        SELECT ARRAY[{picks}]::smallint[] AS ranks
+        FROM (
+            SELECT x, sum(n) OVER (PARTITION BY x >> {_SHIFT} ORDER BY x) AS c,
+                   sum(n) OVER (PARTITION BY x >> {_SHIFT}) AS t
+            FROM (
+                SELECT x, count(*)::int AS n FROM unnest(g.buckets) AS x
+                WHERE x >> {_SHIFT} IN ({", ".join(map(str, positions))}) GROUP BY x
+            ) AS u
+        ) AS w
     """
 
 
