@@ -113,7 +113,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     if plan.days:
         rolled.append(
             sql.SQL(
-                "SELECT {b} AS b, r.region_id, r.target_id, r.samples, r.errors, NULL::smallint[], {hists} "
+                "SELECT {b} AS b, r.region_id, r.target_id, r.samples, r.errors, NULL::smallint[] AS ranks, {hists} "
                 "FROM {table} r WHERE r.day = ANY({days}) AND {narrow}"
             ).format(
                 b=bucket(sql.SQL("r.day")),
