@@ -140,36 +140,41 @@ def _python_float_text(errors: sql.Composable, samples: sql.Composable) -> sql.C
 def rollup_select(f: ExportFilters) -> sql.Composed:
     """The whole export through the rollups as one SELECT (probes.readings.rolled_buckets), named, formatted
     and ordered as Python's csv.writer wrote it bucket by bucket before: empty text as an empty cell, rows by
-    bucket, then neutralised slug and target name in code-point order (COLLATE "C" on UTF-8 bytes)."""
+    bucket, then neutralised slug and target name in code-point order (COLLATE "C" on UTF-8 bytes).
+
+    Hundreds of thousands of rows are sorted: on small integers (each region's and target's place in that
+    order, from two tables of a few dozen rows) and before the cells are made, so the sort moves narrow rows
+    and the names and percentiles are formatted once per row on the way out. The outer SELECT only projects
+    the sorted subquery (no join, no grouping), so PostgreSQL keeps its order."""
     sel = selection(f)
-    size = BUCKETS[f.bucket]
-    names = [sql.Identifier(c) for c in ("b", "region_id", "target_id", "samples", "errors")]
-    ks = [sql.Identifier(f"k{w}") for w in range(readings.ROLLED_WIDTH)]
-    values = sql.SQL(", ").join(sql.SQL("v.t[g.{} + 1]").format(k) for k in ks)
+    ks = [sql.SQL("(SELECT t FROM sig)[s.ks[{}] + 1]").format(sql.Literal(w + 1)) for w in range(readings.ROLLED_WIDTH)]
 
     def text(expr: str) -> sql.Composed:
         return sql.SQL("NULLIF({}, '')").format(safe_text(sql.SQL(expr)))
 
     return sql.SQL(
-        "SELECT {label}, {slug}, {city}, {country}, {target}, {model}, g.samples, g.errors, {rate}, {values} "
-        "FROM ({inner}) g ({columns}) "
-        "JOIN probes_region r ON r.id = g.region_id JOIN probes_target t ON t.id = g.target_id "
-        "CROSS JOIN (SELECT {sig} AS t) v "
-        'ORDER BY g.b, {slug_key} COLLATE "C", {name_key} COLLATE "C", t.id'
+        "WITH sig AS (SELECT {sig} AS t), "
+        'rs AS (SELECT id, slug, city, country, row_number() OVER (ORDER BY {slug_key} COLLATE "C", id) AS o '
+        "FROM probes_region), "
+        'ts AS (SELECT id, name, model, row_number() OVER (ORDER BY {name_key} COLLATE "C", id) AS o '
+        "FROM probes_target) "
+        "SELECT {label}, {slug}, {city}, {country}, {target}, {model}, s.samples, s.errors, {rate}, {values} "
+        "FROM (SELECT g.b, g.samples, g.errors, g.ks, r.slug, r.city, r.country, t.name, t.model "
+        "FROM ({inner}) g JOIN rs r ON r.id = g.region_id JOIN ts t ON t.id = g.target_id "
+        "ORDER BY g.b, r.o, t.o) s"
     ).format(
-        label=utc_iso(sql.SQL("g.b")),
-        slug=text("r.slug"),
-        city=text("r.city"),
-        country=text("r.country"),
-        target=text("t.name"),
-        model=text("t.model"),
-        rate=_python_float_text(sql.SQL("g.errors"), sql.SQL("g.samples")),
-        values=values,
-        inner=readings.rollup_bucket_statement(sel, size),
-        columns=sql.SQL(", ").join([*names, *ks]),
         sig=_significant_names(),
-        slug_key=safe_text(sql.SQL("r.slug")),
-        name_key=safe_text(sql.SQL("t.name")),
+        slug_key=safe_text(sql.SQL("slug")),
+        name_key=safe_text(sql.SQL("name")),
+        label=utc_iso(sql.SQL("s.b")),
+        slug=text("s.slug"),
+        city=text("s.city"),
+        country=text("s.country"),
+        target=text("s.name"),
+        model=text("s.model"),
+        rate=_python_float_text(sql.SQL("s.errors"), sql.SQL("s.samples")),
+        values=sql.SQL(", ").join(ks),
+        inner=readings.rollup_bucket_statement(sel, BUCKETS[f.bucket]),
     )
 
 

@@ -78,9 +78,12 @@ def _where(conds: list[sql.Composable]) -> sql.Composable:
 
 
 def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -> sql.Composed:
-    """One SELECT: b, region_id, target_id, samples, errors, then k0..k{WIDTH-1}, the histogram bucket
-    (probes.histogram index) of each REGION_CSV metric's PERCENTILES in that order, NULL where the group has no
-    value of the metric. Unordered. Literals only (COPY takes no parameters). plan: plan_buckets()."""
+    """One SELECT: b, region_id, target_id, samples, errors, ks: a smallint[] of WIDTH histogram buckets
+    (probes.histogram indexes), each REGION_CSV metric's PERCENTILES in that order, NULL where the group has no
+    value of the metric. Unordered. Literals only (COPY takes no parameters). plan: plan_buckets().
+
+    The rollup rows are first read narrow (no histogram), to count each group's rows; only the groups that
+    need a merge fetch their rows' histograms again, by id."""
     ids = ("target_id", "probe_id", "region_id")
 
     def bucket(column: sql.Composable) -> sql.Composable:
@@ -88,11 +91,9 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             return sql.Literal(f.since)
         return sql.SQL("date_bin({}, {}, {})").format(sql.Literal(size), column, sql.Literal(EPOCH))
 
-    hist_cols = [sql.Identifier(str(m.rollup_field)) for m in REGION_CSV]
-    hists = sql.SQL(", ").join(
-        sql.SQL("r.{} AS {}").format(c, sql.Identifier(f"h{i}")) for i, c in enumerate(hist_cols)
-    )
-    rolled = []
+    hourly = sql.Identifier(HourlyRollup._meta.db_table)
+    daily = sql.Identifier(DailyRollup._meta.db_table)
+    rolled: list[sql.Composable] = []
     if plan.hours:
         runs = sql.SQL(" OR ").join(
             sql.SQL("(r.hour >= {} AND r.hour < {})").format(sql.Literal(a), sql.Literal(b))
@@ -100,25 +101,18 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         )
         rolled.append(
             sql.SQL(
-                "SELECT {b} AS b, r.region_id, r.target_id, r.samples, r.errors, r.ranks, {hists} "
+                "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, r.ranks "
                 "FROM {table} r WHERE ({runs}) AND {narrow}"
-            ).format(
-                b=bucket(sql.SQL("r.hour")),
-                hists=hists,
-                table=sql.Identifier(HourlyRollup._meta.db_table),
-                runs=runs,
-                narrow=_where(_narrow("r", f, ids)),
-            )
+            ).format(b=bucket(sql.SQL("r.hour")), table=hourly, runs=runs, narrow=_where(_narrow("r", f, ids)))
         )
     if plan.days:
         rolled.append(
             sql.SQL(
-                "SELECT {b} AS b, r.region_id, r.target_id, r.samples, r.errors, NULL::smallint[] AS ranks, {hists} "
-                "FROM {table} r WHERE r.day = ANY({days}) AND {narrow}"
+                "SELECT r.id, TRUE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
+                "NULL::smallint[] AS ranks FROM {table} r WHERE r.day = ANY({days}) AND {narrow}"
             ).format(
                 b=bucket(sql.SQL("r.day")),
-                hists=hists,
-                table=sql.Identifier(DailyRollup._meta.db_table),
+                table=daily,
                 days=sql.Literal(sorted(plan.days)),
                 narrow=_where(_narrow("r", f, ids)),
             )
@@ -127,12 +121,9 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         # No rollup inside the selection: an empty relation of the same shape keeps one statement.
         rolled.append(
             sql.SQL(
-                "SELECT NULL::timestamptz AS b, NULL::bigint AS region_id, NULL::bigint AS target_id, "
-                "NULL::bigint AS samples, NULL::bigint AS errors, NULL::smallint[] AS ranks, {} WHERE FALSE"
-            ).format(
-                sql.SQL(", ").join(
-                    sql.SQL("NULL::jsonb AS {}").format(sql.Identifier(f"h{i}")) for i in range(len(hist_cols))
-                )
+                "SELECT NULL::bigint AS id, NULL::bool AS daily, NULL::timestamptz AS b, NULL::bigint AS region_id, "
+                "NULL::bigint AS target_id, NULL::bigint AS samples, NULL::bigint AS errors, "
+                "NULL::smallint[] AS ranks WHERE FALSE"
             )
         )
     values = sql.SQL(", ").join(
@@ -155,28 +146,32 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     )
     n = len(REGION_CSV)
     hist_pairs = sql.SQL(", ").join(
-        sql.SQL("({}, r.{})").format(sql.Literal(i), sql.Identifier(f"h{i}")) for i in range(n)
+        sql.SQL("({}, x.{})").format(sql.Literal(i), sql.Identifier(str(m.rollup_field)))
+        for i, m in enumerate(REGION_CSV)
     )
     value_pairs = sql.SQL(", ").join(
         sql.SQL("({}, m.{})").format(sql.Literal(i), sql.Identifier(f"v{i}")) for i in range(n)
     )
-    picks, columns = [], []
-    for i in range(n):
-        for j, q in enumerate(PERCENTILES.values()):
-            picks.append(
-                sql.SQL(f"min(k) FILTER (WHERE i = {i} AND {reached_sql(q, 'c', 't')}) AS k{i * len(PERCENTILES) + j}")
-            )
-    for w in range(WIDTH):
-        # One hourly row alone in its group: its stored ranks are the group's (NULL ranks: built before they were).
-        columns.append(
-            sql.SQL("CASE WHEN g.parts = 1 AND g.ranks IS NOT NULL THEN g.ranks[{}] ELSE p.{} END").format(
-                sql.Literal(w + 1), sql.Identifier(f"k{w}")
-            )
-        )
+    picks = sql.SQL(", ").join(
+        sql.SQL(f"min(k) FILTER (WHERE i = {i} AND {reached_sql(q, 'c', 't')})")
+        for i in range(n)
+        for q in PERCENTILES.values()
+    )
+
+    def expanded(table: sql.Identifier, daily: bool) -> sql.Composed:
+        # A merged group's rollup rows, their histograms fetched by id and expanded into (metric, bucket, count).
+        return sql.SQL(
+            "SELECT r.b, r.region_id, r.target_id, h.i, e.key::int AS k, e.value::bigint AS n "
+            "FROM rolled r JOIN merging g ON g.b = r.b AND g.region_id = r.region_id AND g.target_id = r.target_id "
+            "JOIN {table} x ON x.id = r.id "
+            "CROSS JOIN LATERAL (VALUES {pairs}) AS h(i, hist) CROSS JOIN LATERAL jsonb_each_text(h.hist) e "
+            "WHERE r.daily = {daily}"
+        ).format(table=table, pairs=hist_pairs, daily=sql.Literal(daily))
+
     return sql.SQL(
         """WITH rolled AS MATERIALIZED ({rolled}),
         raw AS MATERIALIZED ({raw}),
-        groups AS (
+        groups AS MATERIALIZED (
             SELECT b, region_id, target_id, sum(samples)::bigint AS samples, sum(errors)::bigint AS errors,
                    count(*) AS parts, min(ranks) AS ranks
             FROM (SELECT b, region_id, target_id, samples, errors, ranks FROM rolled
@@ -185,13 +180,15 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
                   FROM raw GROUP BY 1, 2, 3) u
             GROUP BY 1, 2, 3
         ),
+        -- One hourly row alone in its group reads its stored ranks (NULL ranks: built before they were);
+        -- every other group is merged.
+        merging AS MATERIALIZED (
+            SELECT b, region_id, target_id FROM groups WHERE NOT (parts = 1 AND ranks IS NOT NULL)
+        ),
         pairs AS (
-            SELECT r.b, r.region_id, r.target_id, x.i, e.key::int AS k, e.value::bigint AS n
-            FROM rolled r
-            JOIN groups g ON g.b = r.b AND g.region_id = r.region_id AND g.target_id = r.target_id
-            CROSS JOIN LATERAL (VALUES {hist_pairs}) AS x(i, hist)
-            CROSS JOIN LATERAL jsonb_each_text(x.hist) e
-            WHERE NOT (g.parts = 1 AND g.ranks IS NOT NULL)
+            {hourly_pairs}
+            UNION ALL
+            {daily_pairs}
             UNION ALL
             SELECT m.b, m.region_id, m.target_id, x.i, width_bucket(x.v, {edges}), 1
             FROM raw m CROSS JOIN LATERAL (VALUES {value_pairs}) AS x(i, v)
@@ -207,17 +204,18 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             FROM merged
         ),
         picks AS (
-            SELECT b, region_id, target_id, {picks} FROM cum GROUP BY 1, 2, 3
+            SELECT b, region_id, target_id, ARRAY[{picks}]::smallint[] AS ks FROM cum GROUP BY 1, 2, 3
         )
-        SELECT g.b, g.region_id, g.target_id, g.samples, g.errors, {columns}
+        SELECT g.b, g.region_id, g.target_id, g.samples, g.errors,
+               CASE WHEN g.parts = 1 AND g.ranks IS NOT NULL THEN g.ranks ELSE p.ks END AS ks
         FROM groups g
         LEFT JOIN picks p ON p.b = g.b AND p.region_id = g.region_id AND p.target_id = g.target_id"""
     ).format(
         rolled=sql.SQL(" UNION ALL ").join(rolled),
         raw=raw,
-        hist_pairs=hist_pairs,
-        value_pairs=value_pairs,
+        hourly_pairs=expanded(hourly, False),
+        daily_pairs=expanded(daily, True),
         edges=sql.Literal(_EDGE_LITERAL),
-        picks=sql.SQL(", ").join(picks),
-        columns=sql.SQL(", ").join(columns),
+        value_pairs=value_pairs,
+        picks=picks,
     )
