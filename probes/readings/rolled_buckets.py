@@ -83,7 +83,8 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     value of the metric. Unordered. Literals only (COPY takes no parameters). plan: plan_buckets().
 
     The rollup rows are first read narrow (no histogram), to count each group's rows; only the groups that
-    need a merge fetch their rows' histograms again, by id."""
+    need a merge fetch their rows' histograms again, by id. Sorts and hashes here are over hundreds of
+    thousands of narrow rows: give the statement a work_mem of tens of MB (probes.exports.regions does)."""
     ids = ("target_id", "probe_id", "region_id")
 
     def bucket(column: sql.Composable) -> sql.Composable:
@@ -161,30 +162,29 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     def expanded(table: sql.Identifier, daily: bool) -> sql.Composed:
         # A merged group's rollup rows, their histograms fetched by id and expanded into (metric, bucket, count).
         return sql.SQL(
-            "SELECT r.b, r.region_id, r.target_id, h.i, e.key::int AS k, e.value::bigint AS n "
-            "FROM rolled r JOIN merging g ON g.b = r.b AND g.region_id = r.region_id AND g.target_id = r.target_id "
-            "JOIN {table} x ON x.id = r.id "
+            "SELECT u.b, u.region_id, u.target_id, h.i, e.key::int AS k, e.value::bigint AS n "
+            "FROM slow u JOIN {table} x ON x.id = u.id "
             "CROSS JOIN LATERAL (VALUES {pairs}) AS h(i, hist) CROSS JOIN LATERAL jsonb_each_text(h.hist) e "
-            "WHERE r.daily = {daily}"
+            "WHERE u.daily = {daily}"
         ).format(table=table, pairs=hist_pairs, daily=sql.Literal(daily))
 
     return sql.SQL(
         """WITH rolled AS MATERIALIZED ({rolled}),
         raw AS MATERIALIZED ({raw}),
-        groups AS MATERIALIZED (
-            SELECT b, region_id, target_id, sum(samples)::bigint AS samples, sum(errors)::bigint AS errors,
-                   count(*) AS parts, min(ranks) AS ranks
-            FROM (SELECT b, region_id, target_id, samples, errors, ranks FROM rolled
+        -- Every rollup row and every group of raw rows, with how many of them make its (bucket, region,
+        -- target): a window over them rather than a GROUP BY joined back, so the many groups of one row
+        -- are never joined.
+        units AS MATERIALIZED (
+            SELECT *, count(*) OVER (PARTITION BY b, region_id, target_id) AS parts
+            FROM (SELECT id, daily, b, region_id, target_id, samples, errors, ranks FROM rolled
                   UNION ALL
-                  SELECT b, region_id, target_id, count(*), count(*) FILTER (WHERE outcome <> 'ok'), NULL
-                  FROM raw GROUP BY 1, 2, 3) u
-            GROUP BY 1, 2, 3
+                  SELECT NULL, NULL, b, region_id, target_id, count(*), count(*) FILTER (WHERE outcome <> 'ok'),
+                         NULL
+                  FROM raw GROUP BY b, region_id, target_id) u
         ),
         -- One hourly row alone in its group reads its stored ranks (NULL ranks: built before they were);
         -- every other group is merged.
-        merging AS MATERIALIZED (
-            SELECT b, region_id, target_id FROM groups WHERE NOT (parts = 1 AND ranks IS NOT NULL)
-        ),
+        slow AS MATERIALIZED (SELECT * FROM units WHERE NOT (parts = 1 AND ranks IS NOT NULL)),
         pairs AS (
             {hourly_pairs}
             UNION ALL
@@ -205,10 +205,16 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         ),
         picks AS (
             SELECT b, region_id, target_id, ARRAY[{picks}]::smallint[] AS ks FROM cum GROUP BY 1, 2, 3
+        ),
+        totals AS (
+            SELECT b, region_id, target_id, sum(samples)::bigint AS samples, sum(errors)::bigint AS errors
+            FROM slow GROUP BY 1, 2, 3
         )
-        SELECT g.b, g.region_id, g.target_id, g.samples, g.errors,
-               CASE WHEN g.parts = 1 AND g.ranks IS NOT NULL THEN g.ranks ELSE p.ks END AS ks
-        FROM groups g
+        SELECT b, region_id, target_id, samples, errors, ranks AS ks FROM units
+        WHERE parts = 1 AND ranks IS NOT NULL
+        UNION ALL
+        SELECT g.b, g.region_id, g.target_id, g.samples, g.errors, p.ks
+        FROM totals g
         LEFT JOIN picks p ON p.b = g.b AND p.region_id = g.region_id AND p.target_id = g.target_id"""
     ).format(
         rolled=sql.SQL(" UNION ALL ").join(rolled),
