@@ -169,7 +169,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         ).format(table=table, pairs=hist_pairs, daily=sql.Literal(daily))
 
     return sql.SQL(
-        """WITH rolled AS MATERIALIZED ({rolled}),
+        """WITH rolled AS ({rolled}),  -- read once, by units: inlined, not written to a tuplestore first
         raw AS MATERIALIZED ({raw}),
         -- Every rollup row and every group of raw rows, with how many of them make its (bucket, region,
         -- target): a window over them rather than a GROUP BY joined back, so the many groups of one row
