@@ -143,8 +143,8 @@ def rollup_select(f: ExportFilters) -> sql.Composed:
     bucket, then neutralised slug and target name in code-point order (COLLATE "C" on UTF-8 bytes).
 
     Hundreds of thousands of rows are sorted: on small integers (each region's and target's place in that
-    order, from two tables of a few dozen rows) and before the cells are made, so the sort moves narrow rows
-    and the names and percentiles are formatted once per row on the way out. The outer SELECT only projects
+    order, from two tables of a few dozen rows) and before the percentile cells and labels are made, so the
+    sort moves bucket indexes, not text, and each cell is formatted once on the way out. The outer SELECT only projects
     the sorted subquery (no join, no grouping), so PostgreSQL keeps its order."""
     sel = selection(f)
     ks = [sql.SQL("(SELECT t FROM sig)[s.ks[{}] + 1]").format(sql.Literal(w + 1)) for w in range(readings.ROLLED_WIDTH)]
