@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from urllib.parse import parse_qsl, urlsplit
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import BrinIndex
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -661,6 +662,13 @@ class HourlyRollup(RollupCounts):
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="rollups", db_index=False)
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="rollups")
     hour = models.DateTimeField(help_text="Start of the UTC hour.")
+    # regions.csv's percentiles of this row alone, so a CSV group made of one hourly row (one probe of a target
+    # in a region, 1 h buckets) is written without expanding its histograms (probes.readings.rolled_buckets):
+    # the histogram bucket index holding the nearest rank of each probes.metrics.REGION_CSV metric x PERCENTILES,
+    # in that order, NULL where the metric has no value. Written with the histograms (probes.rollups.build);
+    # NULL for rows built before it, which readers merge instead. Changing REGION_CSV or PERCENTILES needs a
+    # migration setting it back to NULL.
+    ranks = ArrayField(models.SmallIntegerField(null=True), null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [
@@ -669,8 +677,14 @@ class HourlyRollup(RollupCounts):
         indexes = [
             # Long-window dashboard reads: one target per region over weeks.
             models.Index(fields=["target", "region", "hour"], name="rollup_target_region_hour"),
-            # Rebuilding or pruning a range of hours.
-            models.Index(fields=["hour"], name="rollup_hour"),
+            # Rebuilding or pruning a range of hours; and regions.csv's read of every row of its hours
+            # (probes.readings.rolled_buckets), which needs only the included columns: an index-only scan
+            # instead of visiting rows made wide by their histograms.
+            models.Index(
+                fields=["hour"],
+                name="rollup_hour_covering",
+                include=["region_id", "target_id", "probe_id", "id", "samples", "errors", "ranks"],
+            ),
         ]
 
     def __str__(self) -> str:

@@ -31,15 +31,18 @@ def connection_params() -> dict:
     return params
 
 
-async def copy_csv(query: sql.Composable) -> AsyncIterator[bytes]:
+async def copy_csv(query: sql.Composable, *, work_mem: str | None = None) -> AsyncIterator[bytes]:
     """Yield COPY (query) TO STDOUT CSV output in blocks of about BLOCK
     bytes. The connection is closed when the generator is (the client went
-    away)."""
+    away). work_mem: for this connection's statement, when it sorts or
+    hashes more than the server's default holds in memory."""
     conn = await psycopg.AsyncConnection.connect(**connection_params(), autocommit=True)
     try:
         async with conn.cursor() as cur:
             # Reporting query over many rows: JIT compilation costs more than it gains here.
             await cur.execute("SET jit = off")
+            if work_mem is not None:
+                await cur.execute(sql.SQL("SET work_mem = {}").format(sql.Literal(work_mem)))
             statement = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT csv)").format(query)
             async with cur.copy(statement) as copy:
                 # PostgreSQL sends one message per row; passing each one on

@@ -12,7 +12,7 @@ Facade (a Selection in, typed rows out; see rows.py):
     distribution(sel)       histogram per region       -> {slug: Histogram}
     distribution_rows(sel)  the same, with each region's p50/p95 rows
     series(sel)             per time bucket x region   -> [SeriesRow]
-    buckets_are_raw / bucket_statement / spans / bucket_rows
+    buckets_are_raw / bucket_statement / rollup_bucket_statement / spans / bucket_rows
                             per time bucket x region x target (regions.csv)
     recent(target_id, limit, failures=False)           -> [dict]
     stored_measurements(filters)   measurements as stored, one dict each (stored_fields()), unordered:
@@ -80,7 +80,13 @@ first.
 """
 
 from probes.readings import realusers as real_users
-from probes.readings.buckets import bucket_rows, bucket_statement, buckets_are_raw, spans
+from probes.readings.buckets import (
+    bucket_rows,
+    bucket_statement,
+    buckets_are_raw,
+    rollup_bucket_statement,
+    spans,
+)
 from probes.readings.fleet import (
     REGION_STATUSES,
     RegionHealth,
@@ -116,6 +122,7 @@ from probes.readings.latest import (
 )
 from probes.readings.mix import mix, mix_shares
 from probes.readings.recent import recent_failures, recent_measurements
+from probes.readings.rolled_buckets import WIDTH as ROLLED_WIDTH
 from probes.readings.selection import BadParameter, Selection
 from probes.readings.series import bucket_size, series
 from probes.readings.stored import stored_fields, stored_measurements
@@ -139,6 +146,7 @@ def recent(target_id: int, limit: int = 100, *, failures: bool = False) -> list[
 __all__ = [
     "PHASE_METRICS",
     "REGION_STATUSES",
+    "ROLLED_WIDTH",
     "SEGMENTS",
     "TRAILING_QUANTILES",
     "TRAILING_WINDOWS",
@@ -176,6 +184,7 @@ __all__ = [
     "region_health",
     "region_rows",
     "region_status",
+    "rollup_bucket_statement",
     "series",
     "spans",
     "stored_fields",

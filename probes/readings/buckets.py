@@ -7,10 +7,12 @@ Two sources, chosen per selection by buckets_are_raw():
   rollup serves; whenever outcomes are filtered, since rollups count
   histograms over every outcome; and for a window of at most RAW_MAX, which
   the dashboard reads raw and exact too, so the CSV and the chart agree;
-- otherwise read_window per bucket, which reads daily and hourly rollups
-  for the marked periods inside the bucket and raw rows for the rest,
-  merging histograms (never averaging percentiles), like the dashboard's
-  long windows.
+- otherwise daily and hourly rollups for the marked periods inside each
+  bucket and raw rows for the rest, merging histograms (never averaging
+  percentiles), like the dashboard's long windows: every bucket in one
+  statement (rollup_bucket_statement, see rolled_buckets.py) for the export,
+  or one bucket at a time through read_window (bucket_rows: the reference
+  the statement is tested against, and the rows as Python dicts).
 
 Buckets are aligned to UTC hours and days; the first and last ones hold only
 the part inside [since, until); size None is one bucket labelled `since`.
@@ -26,6 +28,7 @@ from psycopg import sql
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.readings.plan import bucket_start
 from probes.readings.raw import bucket_select
+from probes.readings.rolled_buckets import marks, plan_buckets, rollup_bucket_select
 from probes.readings.rows import BucketRow
 from probes.readings.selection import RAW_MAX, Selection
 from probes.readings.window import read_window
@@ -43,6 +46,13 @@ def _narrow(f: Selection) -> dict[str, list]:
 def bucket_statement(f: Selection, size: timedelta | None) -> sql.Composed:
     """The raw path: one SELECT (see raw.bucket_select for its columns)."""
     return bucket_select(f.since, f.until, size, _narrow(f))
+
+
+def rollup_bucket_statement(f: Selection, size: timedelta | None) -> sql.Composed:
+    """The rollup path in one SELECT (rolled_buckets.rollup_bucket_select: its columns, ROLLED_WIDTH bucket
+    indexes), planned bucket by bucket as bucket_rows plans each; reads the rollup marks once."""
+    plan = plan_buckets(f, list(spans(f, size)), marks(f))
+    return rollup_bucket_select(f, size, plan)
 
 
 def spans(f: Selection, size: timedelta | None) -> Iterator[tuple[datetime, datetime, datetime]]:

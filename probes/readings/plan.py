@@ -101,10 +101,21 @@ def coverage(since: datetime, until: datetime, *, rollups: bool = True, daily: b
     rows (see the module docstring). rollups=False: raw rows only."""
     from probes.models import RollupHour
 
-    plan = Coverage(since=since, until=until)
+    built: dict[datetime, datetime] = {}
     first, end = ceil_hour(since), floor_hour(until)
     if rollups and first < end:
-        plan.built = dict(RollupHour.objects.filter(hour__gte=first, hour__lt=end).values_list("hour", "built_at"))
+        built = dict(RollupHour.objects.filter(hour__gte=first, hour__lt=end).values_list("hour", "built_at"))
+    return coverage_of(since, until, built, daily=daily)
+
+
+def coverage_of(since: datetime, until: datetime, built: dict[datetime, datetime], *, daily: bool = True) -> Coverage:
+    """coverage() given the marks (hour -> built_at; others outside the
+    window are ignored), so a reader planning many windows at once (the
+    buckets of regions.csv) reads the marks once."""
+    plan = Coverage(since=since, until=until)
+    first, end = ceil_hour(since), floor_hour(until)
+    if first < end:
+        plan.built = {h: at for h, at in built.items() if first <= h < end}
         marked = set(plan.built)
         if daily:
             day = floor_day(first)

@@ -30,3 +30,12 @@ def float_rank_agrees(q: float, n_max: int) -> bool:
     num, den = Fraction(str(q)).as_integer_ratio()
     # -(-a // b) is ceil(a / b) in integers: exact, and fast enough to check a million n.
     return all(max(1, math.ceil(q * n)) == max(1, -(-num * n // den)) for n in range(1, n_max + 1))
+
+
+def reached_sql(q: float, cumulative_sql: str, n_sql: str) -> str:
+    """SQL true where a cumulative count has reached the nearest rank of q among n_sql values, in integer
+    arithmetic: c >= ceil(q * n) is c * den >= num * n for q = num / den exactly (c is a whole count, and at least
+    1 wherever a bucket holds a value, so the rank's floor of 1 is met too). For bigint counts, where rank_sql's
+    numeric product per row would cost more than the comparison it feeds."""
+    num, den = Fraction(str(q)).as_integer_ratio()
+    return f"({cumulative_sql}) * {den} >= ({n_sql}) * {num}"

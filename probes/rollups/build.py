@@ -22,11 +22,12 @@ from __future__ import annotations
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from fractions import Fraction
 
 from django.db import connection, transaction
 
 from probes.histogram import _EDGES, BUCKETS
-from probes.metrics import HISTOGRAM
+from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
 from probes.rollups.ladder import rebuild_blocks
 from probes.rollups.locks import lock_day, read_versions, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hours_between
@@ -130,7 +131,8 @@ def _hourly_sql() -> str:
     )
     fields = ", ".join(m.rollup_field for m in HISTOGRAM)
     updates = ", ".join(
-        f"{c} = EXCLUDED.{c}" for c in ("target_id", "samples", "errors", "outcomes", "updated_at", *fields.split(", "))
+        f"{c} = EXCLUDED.{c}"
+        for c in ("target_id", "samples", "errors", "outcomes", "updated_at", "ranks", *fields.split(", "))
     )
     window = (
         "started_at >= %(since)s AND started_at < %(until)s"
@@ -141,7 +143,7 @@ def _hourly_sql() -> str:
     return f"""
         WITH built AS (
             INSERT INTO {HourlyRollup._meta.db_table}
-                (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at)
+                (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at, ranks)
             SELECT g.probe_id,
                    CASE WHEN g.target_lo = g.target_hi THEN g.target_lo ELSE (
                        SELECT l.target_id FROM {raw} l
@@ -156,7 +158,7 @@ def _hourly_sql() -> str:
                            SELECT o, count(*) AS n FROM unnest(g.outcomes) AS o GROUP BY o
                        ) AS c
                    ) END,
-                   {fields}, %(now)s
+                   {fields}, %(now)s, rk.ranks
             FROM (
                 SELECT probe_id, region_id, date_trunc('hour', started_at, 'UTC') AS hour,
                        count(*) AS samples, count(*) FILTER (WHERE outcome <> 'ok') AS errors,
@@ -175,12 +177,40 @@ def _hourly_sql() -> str:
                     SELECT x, count(*) AS n FROM unnest(g.buckets) AS x WHERE x IS NOT NULL GROUP BY x
                 ) AS c
             ) AS h
+            CROSS JOIN LATERAL ({_ranks_sql()}) AS rk
             -- A rollup built before is replaced in place (no delete, then
             -- insert, of the whole range first).
             ON CONFLICT (probe_id, region_id, hour) DO UPDATE SET {updates}
             RETURNING hour
         )
         SELECT hour, count(*) FROM built GROUP BY hour
+    """
+
+
+def _ranks_sql() -> str:
+    """HourlyRollup.ranks of a group g of _hourly_sql: from its packed bucket indexes (g.buckets), each
+    REGION_CSV metric's bucket holding the nearest rank of each of PERCENTILES (probes.readings.rank), in the
+    order of regions.csv's columns. Apart from the histograms' subquery, so that one stays as it is.
+
+    The group's values of those metrics are sorted once: packed as position * _SLOT + bucket, each metric's
+    values are one run of the sorted array, in bucket order, so the value of rank r of metric i is element
+    (values of the metrics before i) + r. The rank in integers: ceil(q * n) = (num * n + den - 1) / den for
+    q = num / den exactly, at least 1. (Window sums over (metric, bucket) counts cost half the build again.)"""
+    positions = [HISTOGRAM.index(m) for m in REGION_CSV]
+    counts = ", ".join(f"count(*) FILTER (WHERE x >> {_SHIFT} = {i}) AS n{i}" for i in positions)
+    picks = []
+    for k, i in enumerate(positions):
+        before = " + ".join(f"n{j}" for j in positions[:k]) or "0"
+        for q in PERCENTILES.values():
+            num, den = Fraction(str(q)).as_integer_ratio()
+            rank = f"greatest(1, (n{i} * {num} + {den - 1}) / {den})"
+            picks.append(f"CASE WHEN n{i} > 0 THEN v[{before} + {rank}] & {_SLOT - 1} END")
+    return f"""
+        SELECT ARRAY[{", ".join(picks)}]::smallint[] AS ranks
+        FROM (
+            SELECT array_agg(x ORDER BY x) AS v, {counts}
+            FROM unnest(g.buckets) AS x WHERE x >> {_SHIFT} IN ({", ".join(map(str, positions))})
+        ) AS s
     """
 
 

@@ -1,0 +1,227 @@
+"""regions.csv's rollup path as one statement: per time bucket x region x
+target, the merged counts and the histogram bucket holding each nearest rank,
+for every bucket of the selection at once (buckets.py's bucket_rows reads
+the same figures one bucket at a time, through read_window; a test holds
+the two to the same bytes).
+
+Each bucket is planned as read_window plans a window (plan.coverage_of over
+the bucket's part inside the selection: daily rollups for its complete
+marked days, hourly rollups for its other marked hours, raw rows for the
+rest); the plans of all buckets are joined into one statement, whose rows
+find their bucket again by date_bin, as raw.bucket_select's do.
+
+Cost: a (bucket, region, target) made of exactly one hourly rollup row with
+stored ranks (HourlyRollup.ranks: one probe of a target in a region, 1 h
+buckets) is read as it is, without opening its histograms; only the other
+groups have their histograms expanded (jsonb_each_text), merged by adding
+counts, and ranked in SQL. Expanding every hourly histogram of 30 days was
+the cost of this path (22 million elements at 10 million rows).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from psycopg import sql
+
+from probes.histogram import _EDGES
+from probes.metrics import PERCENTILES, REGION_CSV
+from probes.models import DailyRollup, HourlyRollup, Measurement
+from probes.readings.plan import EPOCH, Coverage, coverage_of, merge_intervals
+from probes.readings.rank import reached_sql
+from probes.readings.selection import Selection
+from probes.readings.slots import started_in_literals
+from probes.rollups.periods import ceil_hour, floor_hour, hour_runs
+
+# What rollups.build's width_bucket compares a raw value with: every edge but
+# the last (probes.histogram.bucket_index exactly), as the same doubles.
+_EDGE_LITERAL = _EDGES[:-1]
+# The statement's bucket-index columns, one per REGION_CSV metric x PERCENTILES, in the CSV's column order.
+WIDTH = len(REGION_CSV) * len(PERCENTILES)
+
+
+def plan_buckets(
+    f: Selection, spans: list[tuple[datetime, datetime, datetime]], built: dict[datetime, datetime]
+) -> Coverage:
+    """The days, hours and raw intervals every bucket's own plan reads, together: each belongs to one bucket."""
+    whole = Coverage(since=f.since, until=f.until)
+    raw = []
+    for _label, start, end in spans:
+        plan = coverage_of(start, end, built)
+        whole.days += plan.days
+        whole.hours += plan.hours
+        raw += plan.raw
+    whole.raw = merge_intervals(raw)
+    return whole
+
+
+def marks(f: Selection) -> dict[datetime, datetime]:
+    from probes.models import RollupHour
+
+    first, end = ceil_hour(f.since), floor_hour(f.until)
+    if first >= end:
+        return {}
+    return dict(RollupHour.objects.filter(hour__gte=first, hour__lt=end).values_list("hour", "built_at"))
+
+
+def _narrow(alias: str, f: Selection, columns: tuple[str, ...]) -> list[sql.Composable]:
+    values = {"target_id": f.target_ids, "probe_id": f.probe_ids, "region_id": f.region_ids}
+    return [
+        sql.SQL("{}.{} = ANY({})").format(sql.Identifier(alias), sql.Identifier(c), sql.Literal(list(values[c])))
+        for c in columns
+        if values[c]
+    ]
+
+
+def _where(conds: list[sql.Composable]) -> sql.Composable:
+    return sql.SQL(" AND ").join(conds) if conds else sql.SQL("TRUE")
+
+
+def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -> sql.Composed:
+    """One SELECT: b, region_id, target_id, samples, errors, ks: a smallint[] of WIDTH histogram buckets
+    (probes.histogram indexes), each REGION_CSV metric's PERCENTILES in that order, NULL where the group has no
+    value of the metric. Unordered. Literals only (COPY takes no parameters). plan: plan_buckets().
+
+    The rollup rows are first read narrow (no histogram), to count each group's rows; only the groups that
+    need a merge fetch their rows' histograms again, by id. Sorts and hashes here are over hundreds of
+    thousands of narrow rows: give the statement a work_mem of tens of MB (probes.exports.regions does)."""
+    ids = ("target_id", "probe_id", "region_id")
+
+    def bucket(column: sql.Composable) -> sql.Composable:
+        if size is None:
+            return sql.Literal(f.since)
+        return sql.SQL("date_bin({}, {}, {})").format(sql.Literal(size), column, sql.Literal(EPOCH))
+
+    hourly = sql.Identifier(HourlyRollup._meta.db_table)
+    daily = sql.Identifier(DailyRollup._meta.db_table)
+    rolled: list[sql.Composable] = []
+    if plan.hours:
+        runs = sql.SQL(" OR ").join(
+            sql.SQL("(r.hour >= {} AND r.hour < {})").format(sql.Literal(a), sql.Literal(b))
+            for a, b in hour_runs(plan.hours)
+        )
+        rolled.append(
+            sql.SQL(
+                "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, r.ranks "
+                "FROM {table} r WHERE ({runs}) AND {narrow}"
+            ).format(b=bucket(sql.SQL("r.hour")), table=hourly, runs=runs, narrow=_where(_narrow("r", f, ids)))
+        )
+    if plan.days:
+        rolled.append(
+            sql.SQL(
+                "SELECT r.id, TRUE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
+                "NULL::smallint[] AS ranks FROM {table} r WHERE r.day = ANY({days}) AND {narrow}"
+            ).format(
+                b=bucket(sql.SQL("r.day")),
+                table=daily,
+                days=sql.Literal(sorted(plan.days)),
+                narrow=_where(_narrow("r", f, ids)),
+            )
+        )
+    if not rolled:
+        # No rollup inside the selection: an empty relation of the same shape keeps one statement.
+        rolled.append(
+            sql.SQL(
+                "SELECT NULL::bigint AS id, NULL::bool AS daily, NULL::timestamptz AS b, NULL::bigint AS region_id, "
+                "NULL::bigint AS target_id, NULL::bigint AS samples, NULL::bigint AS errors, "
+                "NULL::smallint[] AS ranks WHERE FALSE"
+            )
+        )
+    values = sql.SQL(", ").join(
+        sql.SQL("m.{} AS {}").format(sql.Identifier(m.column), sql.Identifier(f"v{i}"))
+        for i, m in enumerate(REGION_CSV)
+    )
+    intervals: sql.Composable = sql.SQL("FALSE")
+    if plan.raw:
+        intervals = sql.SQL(" OR ").join(
+            sql.SQL("({})").format(sql.SQL(" AND ").join(started_in_literals(a, b, "m"))) for a, b in plan.raw
+        )
+    raw = sql.SQL(
+        "SELECT {b} AS b, m.region_id, m.target_id, m.outcome, {values} FROM {table} m WHERE ({intervals}) AND {narrow}"
+    ).format(
+        b=bucket(sql.SQL("m.started_at")),
+        values=values,
+        table=sql.Identifier(Measurement._meta.db_table),
+        intervals=intervals,
+        narrow=_where(_narrow("m", f, ids)),
+    )
+    n = len(REGION_CSV)
+    hist_pairs = sql.SQL(", ").join(
+        sql.SQL("({}, x.{})").format(sql.Literal(i), sql.Identifier(str(m.rollup_field)))
+        for i, m in enumerate(REGION_CSV)
+    )
+    value_pairs = sql.SQL(", ").join(
+        sql.SQL("({}, m.{})").format(sql.Literal(i), sql.Identifier(f"v{i}")) for i in range(n)
+    )
+    picks = sql.SQL(", ").join(
+        sql.SQL(f"min(k) FILTER (WHERE i = {i} AND {reached_sql(q, 'c', 't')})")
+        for i in range(n)
+        for q in PERCENTILES.values()
+    )
+
+    def expanded(table: sql.Identifier, daily: bool) -> sql.Composed:
+        # A merged group's rollup rows, their histograms fetched by id and expanded into (metric, bucket, count).
+        return sql.SQL(
+            "SELECT u.b, u.region_id, u.target_id, h.i, e.key::int AS k, e.value::bigint AS n "
+            "FROM slow u JOIN {table} x ON x.id = u.id "
+            "CROSS JOIN LATERAL (VALUES {pairs}) AS h(i, hist) CROSS JOIN LATERAL jsonb_each_text(h.hist) e "
+            "WHERE u.daily = {daily}"
+        ).format(table=table, pairs=hist_pairs, daily=sql.Literal(daily))
+
+    return sql.SQL(
+        """WITH rolled AS ({rolled}),  -- read once, by units: inlined, not written to a tuplestore first
+        raw AS MATERIALIZED ({raw}),
+        -- Every rollup row and every group of raw rows, with how many of them make its (bucket, region,
+        -- target): a window over them rather than a GROUP BY joined back, so the many groups of one row
+        -- are never joined.
+        units AS MATERIALIZED (
+            SELECT *, count(*) OVER (PARTITION BY b, region_id, target_id) AS parts
+            FROM (SELECT id, daily, b, region_id, target_id, samples, errors, ranks FROM rolled
+                  UNION ALL
+                  SELECT NULL, NULL, b, region_id, target_id, count(*), count(*) FILTER (WHERE outcome <> 'ok'),
+                         NULL
+                  FROM raw GROUP BY b, region_id, target_id) u
+        ),
+        -- One hourly row alone in its group reads its stored ranks (NULL ranks: built before they were);
+        -- every other group is merged.
+        slow AS MATERIALIZED (SELECT * FROM units WHERE NOT (parts = 1 AND ranks IS NOT NULL)),
+        pairs AS (
+            {hourly_pairs}
+            UNION ALL
+            {daily_pairs}
+            UNION ALL
+            SELECT m.b, m.region_id, m.target_id, x.i, width_bucket(x.v, {edges}), 1
+            FROM raw m CROSS JOIN LATERAL (VALUES {value_pairs}) AS x(i, v)
+            WHERE x.v IS NOT NULL
+        ),
+        merged AS (
+            SELECT b, region_id, target_id, i, k, sum(n)::bigint AS n FROM pairs GROUP BY 1, 2, 3, 4, 5
+        ),
+        cum AS (
+            SELECT b, region_id, target_id, i, k,
+                   (sum(n) OVER (PARTITION BY b, region_id, target_id, i ORDER BY k))::bigint AS c,
+                   (sum(n) OVER (PARTITION BY b, region_id, target_id, i))::bigint AS t
+            FROM merged
+        ),
+        picks AS (
+            SELECT b, region_id, target_id, ARRAY[{picks}]::smallint[] AS ks FROM cum GROUP BY 1, 2, 3
+        ),
+        totals AS (
+            SELECT b, region_id, target_id, sum(samples)::bigint AS samples, sum(errors)::bigint AS errors
+            FROM slow GROUP BY 1, 2, 3
+        )
+        SELECT b, region_id, target_id, samples, errors, ranks AS ks FROM units
+        WHERE parts = 1 AND ranks IS NOT NULL
+        UNION ALL
+        SELECT g.b, g.region_id, g.target_id, g.samples, g.errors, p.ks
+        FROM totals g
+        LEFT JOIN picks p ON p.b = g.b AND p.region_id = g.region_id AND p.target_id = g.target_id"""
+    ).format(
+        rolled=sql.SQL(" UNION ALL ").join(rolled),
+        raw=raw,
+        hourly_pairs=expanded(hourly, False),
+        daily_pairs=expanded(daily, True),
+        edges=sql.Literal(_EDGE_LITERAL),
+        value_pairs=value_pairs,
+        picks=picks,
+    )

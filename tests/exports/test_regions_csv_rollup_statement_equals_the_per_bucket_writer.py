@@ -1,0 +1,112 @@
+"""regions.csv through the rollups is one statement streamed with COPY; its bytes are those of the per-bucket
+Python writer it replaced (devtools/regions_csv_reference.py: read_window per bucket, csv.writer), on random rows
+read from daily rollups, hourly rollups with and without stored ranks, and raw rows at once: whole marked days,
+a day with unmarked hours, an hour written into after its rollup, a day never rolled up, partial buckets at both
+edges, several probes of one target in a region, values on bucket edges and out of the layout's range, missing
+phases, names a spreadsheet would evaluate; 1 h, 1 d and one bucket."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from devtools.regions_csv_reference import reference_csv
+from probes.exports import ExportFilters
+from probes.exports.regions import REGION_COLUMNS
+from probes.histogram import _EDGES
+from probes.models import HourlyRollup, Measurement, RollupHour
+from probes.rollups import rebuild_hour, rebuild_range
+from tests.export_support import T0, close_async_thread_connections, download, measurement, viewer  # noqa: F401  (autouse)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+URL = "/export/regions.csv"
+DAY0 = T0.replace(hour=0)
+SINCE = DAY0 - timedelta(minutes=37)
+UNTIL = DAY0 + timedelta(days=2, hours=5, minutes=13)
+
+
+def value(rng: random.Random, base: float) -> float | None:
+    pick = rng.random()
+    if pick < 0.08:
+        return None
+    if pick < 0.16:
+        return _EDGES[rng.randrange(len(_EDGES) - 1)]  # exactly on a bucket's lower edge
+    if pick < 0.18:
+        return rng.choice([0.0, 0.004, 5_000_000.0])  # under the first edge, past the last
+    return base * rng.lognormvariate(0, 0.6)
+
+
+@pytest.fixture
+def world(make_region, make_target, make_probe):
+    rng = random.Random(17)
+    regions = [
+        make_region(slug="lagos", city="Lagos", country="NG"),
+        make_region(slug="Zurich", city="", country="CH"),  # upper case sorts first in code-point order
+        make_region(slug="oslo", city="=Oslo", country="NO"),
+    ]
+    alpha = make_target(name="Alpha", model="alpha-1")
+    formula = make_target(name="=SUM(A1)", model="+m")
+    probes = [
+        make_probe(target=alpha, regions=regions),
+        make_probe(target=alpha, regions=regions[:1]),  # a second probe of Alpha in Lagos
+        make_probe(target=formula, regions=regions[1:]),
+    ]
+    made = []
+    start = DAY0 - timedelta(hours=2)
+    for probe in probes:
+        for region in probe.regions.all():
+            base = rng.uniform(50, 900)
+            at = start + timedelta(seconds=rng.randrange(600))
+            while at < DAY0 + timedelta(days=3):
+                failed = rng.random() < 0.1
+                made.append(
+                    measurement(
+                        probe, region, at, outcome=rng.choice(["timeout", "http_error"]) if failed else "ok",
+                        ttft_ms=value(rng, base), ttfat_ms=value(rng, base * 1.2), ttfb_ms=value(rng, base * 0.7),
+                        connect_ms=value(rng, base / 9), total_ms=value(rng, base * 3),
+                    )
+                )  # fmt: skip
+                at += timedelta(seconds=rng.randrange(300, 1500))
+    Measurement.objects.bulk_create(made)
+    # Day 0 and day 1 rolled up (day 0 complete: read from its daily rollups), then day 1 loses three marks
+    # and gets a late row in another hour (unmarked by it, read raw); day 2 never rolled up.
+    rebuild_range(DAY0, DAY0 + timedelta(days=2))
+    RollupHour.objects.filter(hour__in=[DAY0 + timedelta(days=1, hours=h) for h in (5, 6, 9)]).delete()
+    late = DAY0 + timedelta(days=1, hours=14, minutes=3)
+    Measurement.objects.bulk_create([measurement(probes[0], regions[0], late, ttft_ms=12345.0)])
+    RollupHour.objects.filter(hour=late.replace(minute=0)).delete()
+    # Rollups built before ranks existed: merged from their histograms instead.
+    HourlyRollup.objects.filter(hour__gte=DAY0 + timedelta(days=1, hours=16)).update(ranks=None)
+    # A row built with ranks in a marked hour of day 1, after the update above left it without.
+    rebuild_hour(DAY0 + timedelta(days=1, hours=20))
+    return probes
+
+
+@pytest.mark.parametrize("bucket", ["1h", "1d", "all"])
+async def test_the_rollup_statement_writes_the_per_bucket_writers_bytes(client, world, bucket):
+    assert await HourlyRollup.objects.filter(ranks__isnull=False).aexists()
+    assert await HourlyRollup.objects.filter(ranks__isnull=True).aexists()
+    response, text = await download(client, URL, bucket=bucket, since=SINCE.isoformat(), until=UNTIL.isoformat())
+    assert response.status_code == 200
+    expected = (
+        ",".join(REGION_COLUMNS)
+        + "\n"
+        + await sync_to_async(reference_csv)(ExportFilters(since=SINCE, until=UNTIL, bucket=bucket))
+    )
+    assert text.count("\n") > {"1h": 200, "1d": 8, "all": 4}[bucket]
+    assert text == expected
+
+
+async def test_a_narrowed_selection_writes_the_same_bytes_too(client, world):
+    probe = world[0]
+    params = {"since": SINCE.isoformat(), "until": UNTIL.isoformat(), "bucket": "1h"}
+    region = await probe.regions.aget(slug="lagos")
+    filters = ExportFilters(since=SINCE, until=UNTIL, bucket="1h", target_ids=[probe.target_id], region_ids=[region.id])
+    _, text = await download(client, URL, target=probe.target_id, region="lagos", **params)
+    assert text.count("\n") > 50
+    expected = ",".join(REGION_COLUMNS) + "\n" + await sync_to_async(reference_csv)(filters)
+    assert text == expected
