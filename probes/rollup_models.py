@@ -1,0 +1,175 @@
+"""Rollups: the mergeable counts and histograms the long-window reads use,
+and the marks and versions that keep them consistent with raw rows
+(probes.rollups builds them, probes.readings reads them). Kept apart from
+probes.models, which re-exports them, so neither module grows past what one
+reader can hold.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+
+class RollupCounts(models.Model):
+    """What an hourly and a daily rollup both hold: counts, and histograms
+    (probes.histogram.Histogram.to_sparse) rather than percentiles, because
+    percentiles of hours cannot be combined into percentiles of a day;
+    counts per bucket can."""
+
+    samples = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
+    outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
+    ttft_hist = models.JSONField(default=dict, blank=True)
+    ttfat_hist = models.JSONField(default=dict, blank=True)
+    ttfb_hist = models.JSONField(default=dict, blank=True)
+    connect_hist = models.JSONField(default=dict, blank=True)
+    tls_hist = models.JSONField(default=dict, blank=True)
+    total_hist = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Added after the others; hours rolled up before they existed hold {} until
+    # rebuilt from raw rows (`manage.py rollup --since 30d`; see migration 0006).
+    dns_hist = models.JSONField(default=dict, blank=True)
+    # A database default too, so SQL written before it existed (migration
+    # 0003's backfill) still inserts rows.
+    tokens_per_s_hist = models.JSONField(default=dict, blank=True, db_default={})
+
+    class Meta:
+        abstract = True
+
+
+class HourlyRollup(RollupCounts):
+    """One probe from one region over one UTC hour, in mergeable form.
+
+    Histograms (probes.histogram.Histogram.to_sparse) rather than
+    percentiles, because percentiles of hours cannot be combined into
+    percentiles of a day; counts per bucket can.
+    """
+
+    probe = models.ForeignKey("probes.Probe", on_delete=models.PROTECT, related_name="rollups", db_index=False)
+    target = models.ForeignKey("probes.Target", on_delete=models.PROTECT, related_name="rollups", db_index=False)
+    region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="rollups")
+    hour = models.DateTimeField(help_text="Start of the UTC hour.")
+    # regions.csv's percentiles of this row alone, so a CSV group made of one hourly row (one probe of a target
+    # in a region, 1 h buckets) is written without expanding its histograms (probes.readings.rolled_buckets):
+    # the histogram bucket index holding the nearest rank of each probes.metrics.REGION_CSV metric x PERCENTILES,
+    # in that order, NULL where the metric has no value. Written with the histograms (probes.rollups.build);
+    # NULL for rows built before it, which readers merge instead. Changing REGION_CSV or PERCENTILES needs a
+    # migration setting it back to NULL.
+    ranks = ArrayField(models.SmallIntegerField(null=True), null=True, blank=True, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["probe", "region", "hour"], name="rollup_one_per_hour"),
+        ]
+        indexes = [
+            # Long-window dashboard reads: one target per region over weeks.
+            models.Index(fields=["target", "region", "hour"], name="rollup_target_region_hour"),
+            # Rebuilding or pruning a range of hours; and regions.csv's read of every row of its hours
+            # (probes.readings.rolled_buckets), which needs only the included columns: an index-only scan
+            # instead of visiting rows made wide by their histograms.
+            models.Index(
+                fields=["hour"],
+                name="rollup_hour_covering",
+                include=["region_id", "target_id", "probe_id", "id", "samples", "errors", "ranks"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        when = self.hour.strftime("%Y-%m-%d %H:00") if self.hour else "?"
+        return f"rollup {when} UTC ({self.samples} samples)"
+
+
+class DailyRollup(RollupCounts):
+    """The merge of one UTC day's HourlyRollup rows of a probe and region.
+
+    Derived from the hourly rows (never from raw ones) in the same
+    transaction that rebuilds any hour of the day, so it always equals their
+    sum. Readers use it only for days whose 24 hours all carry a RollupHour
+    mark; otherwise some hour may be short and is read hour by hour instead.
+    """
+
+    probe = models.ForeignKey("probes.Probe", on_delete=models.PROTECT, related_name="daily_rollups", db_index=False)
+    target = models.ForeignKey("probes.Target", on_delete=models.PROTECT, related_name="daily_rollups", db_index=False)
+    region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="daily_rollups")
+    day = models.DateTimeField(help_text="Start of the UTC day (midnight).")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["probe", "region", "day"], name="daily_rollup_one_per_day"),
+        ]
+        indexes = [
+            # read_window over a long window (the dashboard's 7 d and 30 d
+            # views): WHERE target_id IN (...) [AND region_id IN (...)] AND
+            # day IN (complete days).
+            models.Index(fields=["target", "region", "day"], name="daily_target_region_day"),
+            # Rebuilding one day (rebuild_hour) and pruning old days.
+            models.Index(fields=["day"], name="daily_rollup_day"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.day.strftime("%Y-%m-%d") if self.day else "?"
+        return f"daily rollup {when} UTC ({self.samples} samples)"
+
+
+class RegionRollup(RollupCounts):
+    """The merge of every probe's hourly rollups from one region over an
+    EPOCH-aligned block of `span_hours` hours (1, 3, 12, 24 or 168:
+    probes.rollups.ladder.GRAINS), so that reads of all targets merge one
+    row per region and block instead of one per probe, region and hour.
+
+    Derived in SQL in the transaction that rebuilds any of its hours (1 h
+    blocks from HourlyRollup, each coarser one from the next finer grain),
+    so it always equals the merge of its hourly rows; readers use a block
+    only when all its hours carry a RollupHour mark."""
+
+    region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="region_rollups", db_index=False)
+    span_hours = models.PositiveSmallIntegerField(help_text="Length of the block in hours.")
+    start = models.DateTimeField(help_text="Start of the block (a multiple of its span from 1970-01-01 UTC).")
+    # Sum over the block's hours of samples x the hour's midpoint in epoch
+    # seconds: a time-series point's `at` (the samples-weighted mean of hour
+    # midpoints) comes out as from the hourly rows.
+    sample_seconds = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            # Also the index of every read: WHERE (span_hours, start) IN (the
+            # window's tiling) [AND region_id = ANY(...)], and of the rebuild's
+            # and prune's deletes of a grain's blocks over a time range.
+            models.UniqueConstraint(fields=["span_hours", "start", "region"], name="region_rollup_one_per_block"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.start.strftime("%Y-%m-%d %H:00") if self.start else "?"
+        return f"region rollup {when} UTC +{self.span_hours} h ({self.samples} samples)"
+
+
+class RollupHour(models.Model):
+    """Marks a UTC hour whose HourlyRollup rows are complete.
+
+    Readers trust rollups only for marked hours and read raw measurements for
+    the rest; the ingest removes the mark when a late measurement lands in
+    the hour, so a reading never silently misses rows.
+    """
+
+    hour = models.DateTimeField(unique=True, help_text="Start of the UTC hour.")
+    built_at = models.DateTimeField(help_text="When the hour's rollups were last rebuilt.")
+
+    class Meta:
+        ordering = ["-hour"]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} UTC" if self.hour else "?"
+
+
+class HourVersion(models.Model):
+    """How many ingest transactions have stored rows in one UTC hour: the
+    compare-and-swap that lets a rebuild of the hour run without blocking
+    ingest (probes.rollups.locks explains the protocol). Rows are never
+    deleted: a counter that restarted could repeat a value a rebuild read."""
+
+    hour = models.DateTimeField(primary_key=True, help_text="Start of the UTC hour.")
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} UTC v{self.version}" if self.hour else "?"
