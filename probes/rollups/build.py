@@ -296,9 +296,10 @@ def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
 def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tuple[int, int]:
     """Rebuild every hour overlapping [since, until). Returns (hours, rows).
 
-    One statement and one transaction per UTC day: its hours, then the day's
-    merge (which costs as much as building a few hours, so it runs once per
-    day), so no commit shows the day's new marks without its new daily rows.
+    One statement and one transaction per UTC day: its hours and, for a whole
+    day, its daily rows in the same statement (a partial first or last day is
+    merged from its hours after it), so no commit shows the day's new marks
+    without its new daily rows.
     A day rather than the whole range in one statement: a rebuild's memory,
     locks and transaction stay one day's, and days can run side by side.
 
