@@ -66,7 +66,7 @@ def rebuild_held_after_reading_rows(hour, read, release):
 
     def pause_after_the_build(execute, sql, params, many, context):
         outcome = execute(sql, params, many, context)
-        if "WITH built AS" in sql:
+        if "WITH rolled AS" in sql:
             read.set()
             assert release.wait(DEADLINE_S), "the test never released the rebuild"
         return outcome
