@@ -437,8 +437,9 @@ def world_map(
     if stale:
         fig.add_trace(_stale_rings([r for r, _size in stale], [size for _r, size in stale]))
 
-    fig.update_layout(
-        **_layout(margin={"l": 0, "r": 0, "t": 0, "b": 0}),
+    _style(
+        fig,
+        margin={"l": 0, "r": 0, "t": 0, "b": 0},
         showlegend=False,
         geo={
             "projection": {"type": "natural earth"},
