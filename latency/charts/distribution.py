@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 from latency.charts import (
     HIGHER_IS_BETTER,
     _fmt,
-    _layout,
+    _style,
     axis_title,
     no_data,
     percentile_name,
@@ -150,8 +150,9 @@ def histogram_figure(
     highs = [s["box"][4] for s in stats] + [s["mark"] for s in stats]
     ticks, x_range = log_ticks(min(lows), max(highs))
     order = _("higher is better: highest at the top") if higher_better else _("fastest at the top")
-    fig.update_layout(
-        **_layout(margin={"l": 10, "r": 20, "t": 40, "b": 50}),
+    _style(
+        fig,
+        margin={"l": 10, "r": 20, "t": 40, "b": 50},
         # At least 300 px: on a phone the legend moves under the chart and the
         # x axis labels wrap, and a few rows must still get a plot to read.
         height=max(300, 130 + BOX_ROW_PX * len(stats)),

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from latency.charts import (
     _fmt,
-    _layout,
+    _style,
     axis_title,
     colorscale,
     metric_label,
@@ -138,8 +138,8 @@ def _lines(fig, by_region, slugs, labels, metric, pname, size) -> go.Figure:
                 meta={"region": slug, "stat": pname},
             )
         )
-    fig.update_layout(
-        **_layout(),
+    _style(
+        fig,
         hovermode="x unified",
         xaxis={"type": "date", "title": {"text": _("time (UTC)")}},
         yaxis={"title": {"text": f"{pname} {axis_title(metric)}"}, "rangemode": "tozero"},
@@ -218,8 +218,9 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
             {"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0, "y": 1.0,
              "xanchor": "left", "yanchor": "bottom"}
         )  # fmt: skip
-    fig.update_layout(
-        **_layout(margin={"l": 10, "r": 10, "t": 40 if note else 20, "b": 50}),
+    _style(
+        fig,
+        margin={"l": 10, "r": 10, "t": 40 if note else 20, "b": 50},
         # At least 300 px, as the distribution: a phone's wrapped time labels
         # take their share and a few rows still get a plot to read.
         height=max(300, 110 + HEATMAP_ROW_PX * len(slugs)),
