@@ -38,6 +38,11 @@ _LAST = BUCKETS - 1
 # A table rather than recomputing pow() on demand, so bucket_index and bucket_bounds agree exactly about which
 # side of an edge a value falls on; math.log alone can land one bucket off right at a boundary.
 _EDGES = [MIN_VALUE * RATIO**k for k in range(_LOG_BUCKETS + 1)]
+# What SQL compares a value with to bucket it: width_bucket(value, SQL_EDGES) is the number of these edges <= value,
+# which is bucket_index exactly (bucket 0 below MIN_VALUE, the last bucket absorbing everything from its lower edge
+# up), compared in float8 against the very doubles Python uses (bound as a float8[] parameter or literal, never
+# printed); tests/rollups_sql checks it on every edge. Rollups, regions.csv and raw readings all bucket with it.
+SQL_EDGES = _EDGES[:-1]
 
 
 def _check_value(value: float) -> float:

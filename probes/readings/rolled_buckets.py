@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from psycopg import sql
 
-from probes.histogram import _EDGES
+from probes.histogram import SQL_EDGES
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.models import DailyRollup, HourlyRollup, Measurement
 from probes.readings.plan import EPOCH, Coverage, coverage_of, merge_intervals
@@ -33,9 +33,7 @@ from probes.readings.selection import Selection
 from probes.readings.slots import started_in_literals
 from probes.rollups.periods import ceil_hour, floor_hour, hour_runs
 
-# What rollups.build's width_bucket compares a raw value with: every edge but
-# the last (probes.histogram.bucket_index exactly), as the same doubles.
-_EDGE_LITERAL = _EDGES[:-1]
+_EDGE_LITERAL = SQL_EDGES
 # The statement's bucket-index columns, one per REGION_CSV metric x PERCENTILES, in the CSV's column order.
 WIDTH = len(REGION_CSV) * len(PERCENTILES)
 

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from django.db import connection, transaction
 
-from probes.histogram import _EDGES, BUCKETS
+from probes.histogram import BUCKETS, SQL_EDGES
 from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
 from probes.rollups.ladder import rebuild_blocks
 from probes.rollups.locks import lock_day, read_versions, unchanged_hours
@@ -88,14 +88,11 @@ def rebuild_day(day: datetime) -> int:
             return cur.rowcount
 
 
-# A value's bucket is width_bucket over the layout's edges but the last: the
-# number of edges <= value, which is probes.histogram.bucket_index exactly
-# (bucket 0 below MIN_VALUE, the last bucket absorbing everything from its
-# lower edge up), compared in float8 against the very doubles Python uses
-# (bound as a float8[] parameter, never printed). The statement packs a
-# metric's position and the bucket into one int (position * _SLOT + bucket)
-# so that one array per (probe, region, hour) carries every metric.
-_EDGE_PARAM = _EDGES[:-1]
+# A value's bucket is width_bucket over probes.histogram.SQL_EDGES. The
+# statement packs a metric's position and the bucket into one int
+# (position * _SLOT + bucket) so that one array per (probe, region, hour)
+# carries every metric.
+_EDGE_PARAM = SQL_EDGES
 _SHIFT = 10
 _SLOT = 1 << _SHIFT
 assert BUCKETS <= _SLOT
