@@ -41,15 +41,18 @@ def test_scheduled_probe_is_measured_stored_and_broadcast(pipeline, llm_probe):
 
     async_to_sync(scenario)()
     assert received, pipeline.logs()
-    (item,) = received[0]["items"]
-    row = Measurement.objects.get(id=item["id"])
-    assert row.probe_id == probe.id and row.region.slug == "test-lagos"
-    assert row.outcome == "ok", row.error
-    assert row.ttft_ms is not None and row.ttft_ms == item["ttft_ms"]
-    assert row.worker.startswith("region-test-lagos-")  # then a piece of the process's instance id, @host
-    assert row.started_at.tzinfo is not None
-    # The slot is on the probe's grid and the run happened inside it.
-    assert 0 <= (row.started_at - row.scheduled_for).total_seconds() < 10
+    items = received[0]["items"]
+    # One item a run; on a busy machine the ingest may store two slots' runs in one batch, announced together.
+    assert items
+    for item in items:
+        row = Measurement.objects.get(id=item["id"])
+        assert row.probe_id == probe.id and row.region.slug == "test-lagos"
+        assert row.outcome == "ok", row.error
+        assert row.ttft_ms is not None and row.ttft_ms == item["ttft_ms"]
+        assert row.worker.startswith("region-test-lagos-")  # then a piece of the process's instance id, @host
+        assert row.started_at.tzinfo is not None
+        # The slot is on the probe's grid and the run happened inside it.
+        assert 0 <= (row.started_at - row.scheduled_for).total_seconds() < 10
 
 
 def test_every_active_region_gets_its_own_run(pipeline, llm_probe, make_region):
