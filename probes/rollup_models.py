@@ -119,7 +119,8 @@ class RegionRollup(RollupCounts):
     row per region and block instead of one per probe, region and hour.
 
     Derived in SQL in the transaction that rebuilds any of its hours (1 h
-    blocks from HourlyRollup, each coarser one from the next finer grain),
+    blocks from the raw rows the hourly rollups are built from, each coarser
+    one from the next finer grain),
     so it always equals the merge of its hourly rows; readers use a block
     only when all its hours carry a RollupHour mark."""
 

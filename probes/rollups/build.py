@@ -28,7 +28,7 @@ from django.db import connection, transaction
 
 from probes.histogram import BUCKETS, SQL_EDGES
 from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
-from probes.rollups.ladder import rebuild_blocks
+from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
 from probes.rollups.locks import lock_day, read_versions, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hours_between
 from probes.slot_time import slot_bounds
@@ -124,8 +124,15 @@ def _hourly_sql(with_day: bool = False) -> str:
     A probe re-pointed at another target during the hour is counted under
     the target of its latest row (latest started_at, then highest id), as the
     daily merge counts a day under its latest hour's (the latest row of the
-    day, so a day group takes its latest row's target too)."""
-    from probes.models import DailyRollup, HourlyRollup, Measurement
+    day, so a day group takes its latest row's target too).
+
+    The region rollups' 1 h blocks of the hours (probes.rollups.ladder) are a
+    third grouping set, (region, hour), written by the same statement: merging
+    the hours' jsonb histograms into them afterwards (ladder.merge_sql) cost
+    more than this whole statement's SELECT (5.8 s against 2.9 s on a day of
+    bench/dashboard.py's rows, on a busy machine), counting them here about a
+    third of it. A region group has no probe (NULL) and no ranks."""
+    from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup
 
     raw = Measurement._meta.db_table
     buckets = ", ".join(
@@ -148,8 +155,14 @@ def _hourly_sql(with_day: bool = False) -> str:
         " AND scheduled_for >= %(low)s AND scheduled_for < %(high)s"
     )
     hour = "date_trunc('hour', started_at, 'UTC')"
-    # The day's groups have no hour (NULL): their period is [since, until).
-    sets = f"GROUPING SETS ((probe_id, region_id, {hour}), (probe_id, region_id))" if with_day else "1, 2, 3"
+    # The day's groups have no hour (NULL): their period is [since, until);
+    # the region blocks' groups no probe (NULL).
+    day_set = " (probe_id, region_id)," if with_day else ""
+    sets = f"GROUPING SETS ((probe_id, region_id, {hour}),{day_set} (region_id, {hour}))"
+    block_columns = ", ".join(JSON_COLUMNS)
+    block_updates = ", ".join(
+        f"{c} = EXCLUDED.{c}" for c in ("samples", "errors", "sample_seconds", "updated_at", *JSON_COLUMNS)
+    )
     day_insert = (
         f"""
         , day_built AS (
@@ -164,7 +177,7 @@ def _hourly_sql(with_day: bool = False) -> str:
     return f"""
         WITH rolled AS (
             SELECT g.probe_id,
-                   CASE WHEN g.target_lo = g.target_hi THEN g.target_lo ELSE (
+                   CASE WHEN g.probe_id IS NULL THEN NULL WHEN g.target_lo = g.target_hi THEN g.target_lo ELSE (
                        SELECT l.target_id FROM {raw} l
                        WHERE l.probe_id = g.probe_id AND l.region_id = g.region_id
                          AND l.started_at >= coalesce(g.hour, %(since)s)
@@ -205,11 +218,18 @@ def _hourly_sql(with_day: bool = False) -> str:
             INSERT INTO {HourlyRollup._meta.db_table}
                 (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at, ranks)
             SELECT probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, %(now)s, ranks
-            FROM rolled WHERE hour IS NOT NULL
+            FROM rolled WHERE hour IS NOT NULL AND probe_id IS NOT NULL
             -- A rollup built before is replaced in place (no delete, then
             -- insert, of the whole range first).
             ON CONFLICT (probe_id, region_id, hour) DO UPDATE SET {updates}
             RETURNING hour
+        ), blocks_built AS (
+            INSERT INTO {RegionRollup._meta.db_table}
+                (region_id, span_hours, start, samples, errors, sample_seconds, updated_at, {block_columns})
+            SELECT region_id, 1, hour, samples, errors, samples * (extract(epoch FROM hour) + 1800), %(now)s,
+                   {block_columns}
+            FROM rolled WHERE probe_id IS NULL
+            ON CONFLICT (span_hours, start, region_id) DO UPDATE SET {block_updates}
         ){day_insert}
         SELECT hour, count(*) FROM built GROUP BY hour
     """
@@ -237,7 +257,9 @@ def _ranks_sql() -> str:
         SELECT ARRAY[{", ".join(picks)}]::smallint[] AS ranks
         FROM (
             SELECT array_agg(x ORDER BY x) AS v, {counts}
-            FROM unnest(g.buckets) AS x WHERE x >> {_SHIFT} IN ({", ".join(map(str, positions))})
+            -- A region group (no probe) has no ranks: no element is sorted for it.
+            FROM unnest(g.buckets) AS x
+            WHERE g.probe_id IS NOT NULL AND x >> {_SHIFT} IN ({", ".join(map(str, positions))})
         ) AS s
     """
 
@@ -293,7 +315,8 @@ def _build(since: datetime, until: datetime, *, daily: bool) -> int:
         # some hour kept rollups it did not write (raw rows pruned).
         if daily and not (with_day and with_rollups <= set(written)):
             rebuild_day(day)
-        rebuild_blocks(since, until, now)
+        # The statement wrote the 1 h blocks of the hours it found raw rows in.
+        rebuild_blocks(since, until, now, hours_built=sorted(written))
         # Last, so the version rows stay locked only until the commit.
         unchanged = unchanged_hours(versions)
         # Only an hour that has ended can be complete; an hour without raw

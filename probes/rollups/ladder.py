@@ -5,9 +5,11 @@ probe, region and hour (hierarchical rollups, as TimescaleDB's continuous
 aggregates on aggregates or Thanos' downsampling).
 
 Built in SQL in the transaction that rebuilds hours (build._build): the 1 h
-blocks of the rebuilt hours from HourlyRollup, then each coarser block
-holding them from the blocks of the next finer grain inside it. So a block is
-always the merge of the hourly rows of its hours, and readers
+blocks of the rebuilt hours counted from their raw rows by the statement that
+builds their hourly rollups (build._hourly_sql; merging the hourly jsonb
+into them here cost twice that statement), then each coarser block holding
+them from the blocks of the next finer grain inside it (merge_sql). So a
+block is always the merge of the hourly rows of its hours, and readers
 (probes.readings) use it only when all its hours carry a RollupHour mark, the
 same rule as DailyRollup's: a late row unmarks its hour, so every block
 holding it goes unread until the rebuild, which rebuilds them.
@@ -97,13 +99,23 @@ def _statements() -> list[tuple[int, str]]:
     return out
 
 
-def rebuild_blocks(since: datetime, until: datetime, now: datetime) -> None:
+def rebuild_blocks(
+    since: datetime, until: datetime, now: datetime, *, hours_built: list[datetime] | None = None
+) -> None:
     """Rebuild every region block holding an hour of [since, until) (whole
     hours of one UTC day), finest grain first, each from the rows just
     rebuilt below it. Call it inside the transaction that rebuilt those
     hours' HourlyRollup rows, holding the day's lock (build._build does):
     the blocks up to 1 d lie inside the day, and the 7 d block, which other
-    days' rebuilds merge too, is taken under its own lock last."""
+    days' rebuilds merge too, is taken under its own lock last.
+
+    hours_built: the hours whose 1 h blocks the caller has just written
+    (stamped updated_at = now) from the same raw rows as their hourly rollups
+    (build._hourly_sql does). Their other 1 h blocks (a region with no raw
+    rows left there) are deleted, as their hourly rollups are; the other
+    hours of the range had no raw rows, so their hourly rollups and 1 h
+    blocks stay as they are (pruned hours keep theirs). None: the 1 h blocks
+    are merged from the hourly rollups here."""
     from probes.models import RegionRollup
 
     table = RegionRollup._meta.db_table
@@ -113,6 +125,12 @@ def rebuild_blocks(since: datetime, until: datetime, now: datetime) -> None:
         # never hits (every row's histograms differ) and costs its hashing.
         cur.execute("SET LOCAL enable_memoize = off")
         for grain, sql in _statements():
+            if grain == GRAINS[0] and hours_built is not None:
+                cur.execute(
+                    f"DELETE FROM {table} WHERE span_hours = %s AND start = ANY(%s) AND updated_at <> %s",
+                    [grain, hours_built, now],
+                )
+                continue
             span = timedelta(hours=grain)
             a = block_start(since, span)
             b = block_start(until - HOUR, span) + span
