@@ -188,7 +188,9 @@ def _hourly_sql(with_day: bool = False) -> str:
                    g.region_id, g.hour, g.samples, g.errors,
                    CASE WHEN g.outcome_lo = g.outcome_hi THEN jsonb_build_object(g.outcome_lo, g.samples) ELSE (
                        SELECT jsonb_object_agg(o, n) FROM (
-                           SELECT o, count(*) AS n FROM unnest(g.outcomes) AS o GROUP BY o
+                           SELECT o, count(*) AS n FROM unnest(g.failures) AS o GROUP BY o
+                           UNION ALL
+                           SELECT 'ok', g.samples - g.errors WHERE g.samples > g.errors
                        ) AS c
                    ) END AS outcomes,
                    {fields}, rk.ranks
@@ -197,8 +199,10 @@ def _hourly_sql(with_day: bool = False) -> str:
                        count(*) AS samples, count(*) FILTER (WHERE outcome <> 'ok') AS errors,
                        min(target_id) AS target_lo, max(target_id) AS target_hi,
                        min(outcome) AS outcome_lo, max(outcome) AS outcome_hi,
-                       -- Only read when a group has more than one outcome.
-                       array_agg(outcome) AS outcomes,
+                       -- Only read when a group has more than one outcome; the
+                       -- failures alone (a few percent of the rows): collecting
+                       -- every row's outcome cost a seventh of the statement.
+                       array_agg(outcome) FILTER (WHERE outcome <> 'ok') AS failures,
                        array_agg(ARRAY[{buckets}]) AS buckets
                 FROM {raw} m
                 WHERE {window}
