@@ -90,6 +90,8 @@ def check_plans(data: dict, analyze_slowest: bool = True) -> list[dict]:
     from django.db import connection
     from django.test import Client
 
+    from probes.readings.plan import reporting_reads
+
     client = Client(HTTP_HOST="localhost")
     client.force_login(get_user_model().objects.get(username=USERNAME))
     ranges = partition_ranges()
@@ -127,8 +129,11 @@ def check_plans(data: dict, analyze_slowest: bool = True) -> list[dict]:
             slowest = max(reads, key=lambda s: s["ms"], default=None)
             explained = None
             if slowest is not None and analyze_slowest:
-                cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + slowest["sql"], slowest["params"])
-                explained = "\n".join(row[0] for row in cur.fetchall())
+                # Under the settings the reads ran with (probes.readings.plan.reporting_reads: JIT off, 32 MB of
+                # work_mem), so the plan shown is the one they ran.
+                with reporting_reads():
+                    cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + slowest["sql"], slowest["params"])
+                    explained = "\n".join(row[0] for row in cur.fetchall())
         row = {
             "endpoint": path,
             "window": window,
