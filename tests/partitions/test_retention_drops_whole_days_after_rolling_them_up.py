@@ -96,5 +96,7 @@ def test_old_days_are_dropped_whole_and_read_the_same(fresh_days, settings):
     assert built == per_hour
     after = readings.summary(period)
     assert [(row["slug"], row["samples"]) for row in after] == [(row["slug"], row["samples"]) for row in before]
-    # Read by whole hours: the last one holds the straddler too.
-    assert sum(row["samples"] for row in after) == len(slots) + 1
+    # Read by whole hours: the last one holds the straddler too, unless the cut is the kept day's midnight (a run
+    # between 00:00 and 01:00 UTC), which puts the period's end two minutes before midnight, at the straddler.
+    straddler_read = straddler.started_at < period.until
+    assert sum(row["samples"] for row in after) == len(slots) + straddler_read
