@@ -171,7 +171,9 @@ def test_merged_rollups_are_reused_until_one_of_their_hours_is_rebuilt(probe, re
     fill_hours(probe, regions, current - 72 * HOUR, 73, now, per_hour=4)
     rebuild_range(current - 72 * HOUR, current)
     # Long enough for hour-sized time-series buckets, read from rollups too.
-    f = Selection(target_ids=[probe.target_id], since=current - 72 * HOUR, until=now)
+    # 71 hours, not 72: 72 would start on a midnight whenever the test runs
+    # between 00:00 and 01:00 UTC, leaving whole days and no loose hours.
+    f = Selection(target_ids=[probe.target_id], since=current - 71 * HOUR, until=now)
     assert readings.bucket_size(f) == HOUR
     readers = (readings.summary, readings.table, readings.phases, readings.distribution, readings.series)
 
