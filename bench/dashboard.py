@@ -10,7 +10,7 @@ load, rebuilt after it. When probes_measurement is partitioned, the day partitio
 1.5 route inflation, plus DNS/TCP/TLS round trips on cold connections), with a daily cycle; 2% of runs fail
 (http_error, timeout, upstream_error, connect_error, truncated) with the phases a failure of that kind has. Then
 VACUUM ANALYZE and `manage.py rollup --since 61d`, both timed. Printed: load time and rows/s, index build, rollup
-time, and MiB on disk per million rows of the raw heap (summed over partitions), its indexes, and the hourly and
+time, and MiB on disk per million rows of the raw heap (summed over partitions), its indexes, and the hourly, series and
 daily rollups. Before a load, the disk it needs is estimated from the per-million figures and the load refused when
 it would take more than 80% of the free space of PostgreSQL's data directory (SHOW data_directory).
 
@@ -181,8 +181,9 @@ def print_data(data: dict, timings: dict) -> None:
     if pm:
         print(
             "  on disk per million rows: raw heap {raw_heap:.1f} MiB, its indexes {raw_indexes:.1f} MiB (raw total"
-            " {raw_total:.1f}), hourly rollups {h:.1f} MiB, daily rollups {d:.1f} MiB; all {all:.1f} MiB".format(
-                h=pm.get("hourly_total", 0.0), d=pm.get("daily_total", 0.0), **pm
+            " {raw_total:.1f}), hourly rollups {h:.1f} MiB, daily rollups {d:.1f} MiB, series rollups {s:.1f} MiB;"
+            " all {all:.1f} MiB".format(
+                h=pm.get("hourly_total", 0.0), d=pm.get("daily_total", 0.0), s=pm.get("series_total", 0.0), **pm
             )
         )
         sizes = data["sizes"]

@@ -414,7 +414,12 @@ def load(pairs: list[tuple], start: datetime, step: float, k0: int, k1: int, lab
 
 # --- sizes on disk --------------------------------------------------------------------------------------------
 
-SIZED = {"raw": "probes_measurement", "hourly": "probes_hourlyrollup", "daily": "probes_dailyrollup"}
+SIZED = {
+    "raw": "probes_measurement",
+    "hourly": "probes_hourlyrollup",
+    "daily": "probes_dailyrollup",
+    "series": "probes_seriesrollup",
+}
 
 
 def relation_sizes(cur) -> dict[str, dict[str, int]]:
@@ -523,7 +528,8 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
             # Measured on the rows there before they go; their space is the new load's.
             timings["disk_check"] = check_disk(cur, args.rows, freed=sum(relation_total(cur).values()))
             cur.execute(
-                "TRUNCATE probes_measurement, probes_hourlyrollup, probes_dailyrollup, probes_rolluphour CASCADE"
+                "TRUNCATE probes_measurement, probes_hourlyrollup, probes_dailyrollup, probes_rolluphour,"
+                " probes_seriesrollup, probes_seriesblockmark CASCADE"
             )
             cur.execute(f"DELETE FROM {META_TABLE}")
             conn.commit()
@@ -590,7 +596,13 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
         log(f"  {out} ({timings['rollup_s']:.0f} s)")
         # As autovacuum leaves them soon after: the rollups' visibility map set, so the reads' index-only scans
         # (rollup_hour_covering) skip the heap, and a --rollup rebuild's replaced rows reclaimed.
-        for table in ("probes_hourlyrollup", "probes_dailyrollup", "probes_regionrollup", "probes_rolluphour"):
+        for table in (
+            "probes_hourlyrollup",
+            "probes_dailyrollup",
+            "probes_regionrollup",
+            "probes_seriesrollup",
+            "probes_rolluphour",
+        ):
             cur.execute(f"VACUUM ANALYZE {table}")
         cur.execute("ANALYZE")
     rows = exact_rows(cur)

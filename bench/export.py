@@ -67,7 +67,10 @@ def prepare(rows: int, reload: bool) -> None:
         log(f"export bench: loading {rows:,} measurements")
         t = time.perf_counter()
         with connection.cursor() as cur:
-            cur.execute("TRUNCATE probes_measurement, probes_hourlyrollup, probes_dailyrollup, probes_rolluphour")
+            cur.execute(
+                "TRUNCATE probes_measurement, probes_hourlyrollup, probes_dailyrollup, probes_rolluphour,"
+                " probes_seriesrollup, probes_seriesblockmark"
+            )
         harness.ensure_day_partitions(START, START + SPAN)
         pairs = []
         for n in range(PAIRS):

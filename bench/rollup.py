@@ -83,7 +83,7 @@ def prepare(rows: int, days: int, reload: bool) -> dict:
     """The bench's rows over [start, end); reloaded only when they are not exactly what was asked for."""
     from django.db import connection
 
-    from probes.models import DailyRollup, HourlyRollup, Measurement, RollupHour
+    from probes.models import DailyRollup, HourlyRollup, Measurement, RollupHour, SeriesBlockMark, SeriesRollup
 
     pairs = series()
     end = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -99,7 +99,7 @@ def prepare(rows: int, days: int, reload: bool) -> dict:
         if not reload and have == wanted and first == start and last is not None and last < end:
             return {"rows": have, "load_s": None, "start": start, "end": end, "series": len(pairs)}
         log(f"rollup bench: loading {wanted:,} rows over {days} days ({len(pairs)} series, a slot every {step:.0f} s)")
-        for model in (DailyRollup, HourlyRollup, RollupHour):
+        for model in (DailyRollup, HourlyRollup, RollupHour, SeriesRollup, SeriesBlockMark):
             cur.execute(f"TRUNCATE {model._meta.db_table}")
         cur.execute(f"TRUNCATE {table}")
         harness.ensure_day_partitions(start, end)
@@ -149,13 +149,15 @@ def time_sql(start: datetime, end: datetime, repeats: int, workers: int) -> tupl
     previous run's rows would also measure their dead versions)."""
     from django.db import connection
 
-    from probes.models import DailyRollup, HourlyRollup, RollupHour
+    from probes.models import DailyRollup, HourlyRollup, RollupHour, SeriesBlockMark, SeriesRollup
     from probes.rollups import rebuild_range
 
     times = []
     for _ in range(repeats):
         with connection.cursor() as cur:
-            tables = ", ".join(m._meta.db_table for m in (HourlyRollup, DailyRollup, RollupHour))
+            tables = ", ".join(
+                m._meta.db_table for m in (HourlyRollup, DailyRollup, RollupHour, SeriesRollup, SeriesBlockMark)
+            )
             cur.execute(f"TRUNCATE {tables}")
         t = time.perf_counter()
         hours, written = rebuild_range(start, end, workers=workers)

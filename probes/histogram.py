@@ -113,8 +113,25 @@ class Histogram:
     def __init__(self, counts: Mapping[int, int] | None = None) -> None:
         self._counts: dict[int, int] = {}
         self._n = 0
-        for index, count in (counts or {}).items():
-            self._bump(_check_index(index), _check_count(count))
+        if counts:
+            own = self._counts
+            for index, count in counts.items():
+                if _check_count(count):
+                    own[_check_index(index)] = own.get(index, 0) + count
+            self._n = sum(own.values())
+
+    @classmethod
+    def of_sums(cls, counts: dict[int, int]) -> Histogram:
+        """A histogram taking `counts` as they are (the dict itself, not a
+        copy): for bucket counts that PostgreSQL summed from stored rollups
+        (probes.readings.rollup), int keys and positive counts by
+        construction. Checking each again cost a long read a fifth of its
+        Python time (100,000 buckets for the table of every target over 30
+        days)."""
+        histogram = cls()
+        histogram._counts = counts
+        histogram._n = sum(counts.values())
+        return histogram
 
     def _bump(self, index: int, count: int) -> None:
         if count:
@@ -125,8 +142,17 @@ class Histogram:
         self._bump(bucket_index(value), _check_count(count))
 
     def merge(self, other: Histogram) -> None:
+        # The hot loop of every long read (a reading per series, merged from
+        # its rollups' parts): no call per bucket, and a plain copy into an
+        # empty histogram. other's counts are checked and never 0.
+        if not self._n:
+            self._counts = dict(other._counts)
+            self._n = other._n
+            return
+        own = self._counts
         for index, count in other._counts.items():
-            self._bump(index, count)
+            own[index] = own.get(index, 0) + count
+        self._n += other._n
 
     @classmethod
     def merged(cls, histograms: Iterable[Histogram]) -> Histogram:

@@ -44,6 +44,8 @@ from probes.rollup_models import (  # noqa: F401 (re-exported: the app's models 
     RegionRollup,
     RollupCounts,
     RollupHour,
+    SeriesBlockMark,
+    SeriesRollup,
 )
 from probes.slot_time import SLOT_EARLY, SLOT_LATE
 

@@ -145,6 +145,58 @@ class RegionRollup(RollupCounts):
         return f"region rollup {when} UTC +{self.span_hours} h ({self.samples} samples)"
 
 
+class SeriesRollup(RollupCounts):
+    """The merge of one probe's daily rollups from one region, for one target,
+    over an EPOCH-aligned block of `span_hours` hours (48, 96, 192 or 384:
+    2 to 16 days, probes.rollups.periods.SERIES_GRAINS), so that a long
+    window read per probe or target (the table of every target) merges a few
+    rows per series instead of one a day.
+
+    Built in SQL (probes.rollups.series_blocks) from the daily rows, or the
+    blocks of the next finer grain, inside it; readers use a block only when
+    a SeriesBlockMark says it is built and every day in it is complete."""
+
+    probe = models.ForeignKey("probes.Probe", on_delete=models.PROTECT, related_name="series_rollups", db_index=False)
+    target = models.ForeignKey("probes.Target", on_delete=models.PROTECT, related_name="series_rollups", db_index=False)
+    region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="series_rollups", db_index=False)
+    span_hours = models.PositiveSmallIntegerField(help_text="Length of the block in hours.")
+    start = models.DateTimeField(help_text="Start of the block (a multiple of its span from 1970-01-01 UTC).")
+
+    class Meta:
+        constraints = [
+            # Also the index of every read: WHERE (span_hours, start) IN (the
+            # window's tiling) [AND target_id = ANY(...)] [AND region_id = ANY(...)],
+            # and of a rebuild's delete of a grain's blocks over a time range.
+            models.UniqueConstraint(
+                fields=["span_hours", "start", "target", "region", "probe"], name="series_rollup_one_per_block"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        when = self.start.strftime("%Y-%m-%d") if self.start else "?"
+        return f"series rollup {when} UTC +{self.span_hours} h ({self.samples} samples)"
+
+
+class SeriesBlockMark(models.Model):
+    """Says that the SeriesRollup rows of one block are the merge of the daily
+    rollups of its days as they are now. Written with them when every hour of
+    the block is marked; deleted by any rebuild of one of its days before that
+    day's rollups change, so a block whose mark is there is never stale."""
+
+    span_hours = models.PositiveSmallIntegerField()
+    start = models.DateTimeField()
+    built_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["span_hours", "start"], name="series_block_mark_one_per_block"),
+        ]
+
+    def __str__(self) -> str:
+        when = self.start.strftime("%Y-%m-%d") if self.start else "?"
+        return f"series block {when} UTC +{self.span_hours} h"
+
+
 class RollupHour(models.Model):
     """Marks a UTC hour whose HourlyRollup rows are complete.
 

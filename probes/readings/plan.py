@@ -22,7 +22,17 @@ from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 
-from probes.rollups.periods import DAY, EPOCH, GRAINS, HOUR, block_start, ceil_hour, floor_day, floor_hour
+from probes.rollups.periods import (
+    DAY,
+    EPOCH,
+    GRAINS,
+    HOUR,
+    SERIES_GRAINS,
+    block_start,
+    ceil_hour,
+    floor_day,
+    floor_hour,
+)
 
 MINUTE = timedelta(minutes=1)
 # Time-series bucket sizes of the preset windows. From 24 h up they are whole
@@ -69,6 +79,9 @@ class Coverage:
     # Region rollup blocks (span in hours, start) wholly inside the window,
     # all their hours marked: ladder_tiles.
     blocks: list[tuple[int, datetime]] = field(default_factory=list)
+    # Series rollup blocks (span in hours, start) of complete days wholly
+    # inside the window, each with its SeriesBlockMark: series_tiles.
+    spans: list[tuple[int, datetime]] = field(default_factory=list)
     # The rest, read from raw rows.
     raw: list[tuple[datetime, datetime]] = field(default_factory=list)
     # built_at of every marked hour inside the window.
@@ -79,7 +92,7 @@ class Coverage:
         covered = set(self.hours)
         for day in self.days:
             covered.update(day + HOUR * i for i in range(24))
-        for span, start in self.blocks:
+        for span, start in (*self.blocks, *self.spans):
             covered.update(start + HOUR * i for i in range(span))
         return covered
 
@@ -157,6 +170,38 @@ def ladder_tiles(since: datetime, until: datetime, marked: Iterable[datetime]) -
                 hour += span
                 break
     return tiles
+
+
+def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], list[datetime]]:
+    """The complete days of a plan as series rollup blocks and loose days:
+    left to right, at each day the largest block of SERIES_GRAINS that starts
+    there, holds only complete days and carries a SeriesBlockMark (one is
+    read only when it says the block matches its days: series_blocks), else
+    the day alone. Returns (blocks as (span in hours, start), days)."""
+    from probes.models import SeriesBlockMark
+
+    days = sorted(days)
+    if len(days) < 2:
+        return [], days
+    complete = set(days)
+    built = set(
+        SeriesBlockMark.objects.filter(start__gte=days[0], start__lte=days[-1] - DAY).values_list("span_hours", "start")
+    )
+    blocks: list[tuple[int, datetime]] = []
+    loose: list[datetime] = []
+    i = 0
+    while i < len(days):
+        day = days[i]
+        for grain in reversed(SERIES_GRAINS):
+            span = grain // 24
+            if (grain, day) in built and all(day + DAY * k in complete for k in range(span)):
+                blocks.append((grain, day))
+                i += span
+                break
+        else:
+            loose.append(day)
+            i += 1
+    return blocks, loose
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from django.db import connection
 
 from probes.histogram import bucket_value
 from probes.metrics import BY_NAME
-from probes.models import DailyRollup, HourlyRollup, RegionRollup
+from probes.models import DailyRollup, HourlyRollup, RegionRollup, SeriesRollup
 from probes.readings.plan import EPOCH, Coverage
 from probes.readings.rank import reached_sql
 from probes.rollups.periods import HOUR, hour_runs
@@ -46,8 +46,9 @@ def _in(column: str, values: list | None, params: list) -> str:
 
 
 def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list | None]) -> tuple[str, list]:
-    """One UNION ALL over the hourly, daily and region rollup rows a plan
-    uses. Region rollups merge every target and probe of a region, so a plan
+    """One UNION ALL over the hourly, daily, series and region rollup rows a
+    plan uses (series blocks looked up in series_rollup_one_per_block).
+    Region rollups merge every target and probe of a region, so a plan
     with blocks may narrow by region only."""
     parts: list[str] = []
     params: list[Any] = []
@@ -64,6 +65,15 @@ def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list 
     if plan.days:
         params.append(list(plan.days))
         sql = f"SELECT {select} FROM {DailyRollup._meta.db_table} WHERE day = ANY(%s)"
+        for column, values in narrow.items():
+            sql += _in(column, values, params)
+        parts.append(sql)
+    if plan.spans:
+        sql = (
+            f"SELECT {select} FROM {SeriesRollup._meta.db_table} WHERE (span_hours, start) IN "
+            "(SELECT * FROM unnest(%s::int[], %s::timestamptz[]))"
+        )
+        params.extend([[span for span, _ in plan.spans], [start for _, start in plan.spans]])
         for column, values in narrow.items():
             sql += _in(column, values, params)
         parts.append(sql)
@@ -96,7 +106,7 @@ def rollup_counts(
     occupied bucket."""
     totals: dict[tuple, list] = {}
     buckets: dict[tuple, dict[str, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
-    if not (plan.hours or plan.days or plan.blocks):
+    if not (plan.hours or plan.days or plan.blocks or plan.spans):
         return totals, buckets
     metrics = list(metrics)
     g = ", ".join(group_by)

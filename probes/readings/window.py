@@ -12,7 +12,7 @@ from datetime import datetime
 from probes.histogram import Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
 from probes.readings.cache import merge_cache
-from probes.readings.plan import Coverage, coverage, ladder_tiles, reporting_reads
+from probes.readings.plan import Coverage, coverage, ladder_tiles, reporting_reads, series_tiles
 from probes.readings.raw import read_raw
 from probes.readings.rollup import rollup_counts
 from probes.readings.rows import Reading
@@ -35,8 +35,9 @@ def read_window(
     cache: bool = False,
     every_target: bool = False,
 ) -> dict[tuple, Reading]:
-    """Merged histograms per group over [since, until): daily rollups for the
-    complete days inside the window whose 24 hours are all marked, hourly
+    """Merged histograms per group over [since, until): series rollup blocks
+    for runs of complete days inside the window (plan.series_tiles), daily
+    rollups for the other complete days (all 24 hours marked), hourly
     rollups for the other marked hours inside it, raw rows for the rest.
 
     metrics: the histograms to fill (the others stay empty); asking for
@@ -79,23 +80,25 @@ def read_window(
                 Coverage(since=since, until=until, blocks=[t for t in tiles if t[0] < 24], built=plan.built),
             ]
         else:
+            # Runs of complete days from series rollup blocks where built.
+            spans, days = series_tiles(plan.days)
             parts = [
-                Coverage(since=since, until=until, days=plan.days, built=plan.built),
+                Coverage(since=since, until=until, days=days, spans=spans, built=plan.built),
                 Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
             ]
         for part in parts:
-            if not (part.days or part.hours or part.blocks):
+            if not (part.days or part.hours or part.blocks or part.spans):
                 continue
             merged = key = None
             if cache:
                 scope = tuple((name, tuple(values or ())) for name, values in rolled_narrow.items())
-                periods = (tuple(part.days), tuple(part.hours), tuple(part.blocks))
+                periods = (tuple(part.days), tuple(part.hours), tuple(part.blocks), tuple(part.spans))
                 key = ("window", group_by, scope, metrics, periods, part.fingerprint())
                 merged = merge_cache.get(key)
             if merged is None:
                 totals, buckets = rollup_counts(part, group_by, rolled_narrow, metrics)
                 merged = {
-                    group: (tuple(t), {m: Histogram(c) for m, c in buckets.get(group, {}).items()})
+                    group: (tuple(t), {m: Histogram.of_sums(c) for m, c in buckets.get(group, {}).items()})
                     for group, t in totals.items()
                 }
                 if key is not None:

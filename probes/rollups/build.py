@@ -28,9 +28,10 @@ from django.db import connection, transaction
 
 from probes.histogram import BUCKETS, SQL_EDGES
 from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
+from probes.rollups import series_blocks
 from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
-from probes.rollups.locks import lock_day, read_versions, unchanged_hours
-from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hours_between
+from probes.rollups.locks import lock_day, lock_series_block, read_versions, unchanged_hours
+from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day, floor_hour, hours_between
 from probes.slot_time import slot_bounds
 
 _DAILY_JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
@@ -268,11 +269,13 @@ def _ranks_sql() -> str:
     """
 
 
-def _build(since: datetime, until: datetime, *, daily: bool) -> int:
+def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: bool = True) -> int:
     """Rebuild the hours of [since, until) (whole hours of one UTC day), then
     the day's daily rollups unless daily=False, and mark the ended hours no
-    ingest wrote into meanwhile. One transaction; returns the hourly rollup
-    rows written."""
+    ingest wrote into meanwhile; then the series blocks holding the day
+    (probes.rollups.series_blocks) if it ends complete, unless
+    series_blocks_too=False (the caller's closing pass builds them). One
+    transaction; returns the hourly rollup rows written."""
     from probes.models import DailyRollup, HourlyRollup, RollupHour
 
     day = floor_day(since)
@@ -321,12 +324,25 @@ def _build(since: datetime, until: datetime, *, daily: bool) -> int:
             rebuild_day(day)
         # The statement wrote the 1 h blocks of the hours it found raw rows in.
         rebuild_blocks(since, until, now, hours_built=sorted(written))
-        # Last, so the version rows stay locked only until the commit.
-        unchanged = unchanged_hours(versions)
+
         # Only an hour that has ended can be complete; an hour without raw
         # rows is complete when it has no rollups either (nothing happened),
         # and otherwise (its raw rows pruned) keeps its rollups and its mark.
-        complete = [h for h in hours if h + HOUR <= now and h in unchanged and (h in written or h not in with_rollups)]
+        def completes(h: datetime) -> bool:
+            return h + HOUR <= now and (h in written or h not in with_rollups)
+
+        # The series blocks holding the day go unmarked before the day's new
+        # rollups commit; they are rebuilt only if the day should end complete
+        # (the current day, rebuilt every few minutes, never does), before the
+        # version rows are locked, and marked after the hours' own marks.
+        lock_series_block(block_start(day, series_blocks.LARGEST))
+        series_blocks.unmark(day)
+        others = RollupHour.objects.filter(hour__gte=day, hour__lt=day + DAY).exclude(hour__in=hours).count()
+        series = series_blocks_too and others + sum(map(completes, hours)) == 24
+        rebuilt = series_blocks.rebuild(day, day + DAY, now) if series else {}
+        # Last, so the version rows stay locked only until the commit.
+        unchanged = unchanged_hours(versions)
+        complete = [h for h in hours if h in unchanged and completes(h)]
         RollupHour.objects.filter(hour__in=[h for h in written if h not in complete]).delete()
         RollupHour.objects.bulk_create(
             [RollupHour(hour=h, built_at=now) for h in complete],
@@ -334,6 +350,9 @@ def _build(since: datetime, until: datetime, *, daily: bool) -> int:
             unique_fields=["hour"],
             update_fields=["built_at"],
         )
+        # Marks only blocks whose hours are all marked now: an ingest that
+        # moved a version meanwhile leaves its hour, and so them, unmarked.
+        series_blocks.mark_complete(rebuilt, now)
     return sum(written.values())
 
 
@@ -359,6 +378,9 @@ def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tupl
     A day rather than the whole range in one statement: a rebuild's memory,
     locks and transaction stay one day's, and days can run side by side.
 
+    Over more than one day the series blocks holding them
+    (probes.rollups.series_blocks) are rebuilt once, after every day is.
+
     workers > 1 builds that many days at once, each on a connection of its
     own (days never share a lock or a row): PostgreSQL runs an INSERT on one
     core, so this is how a long range uses more. Only outside a transaction:
@@ -370,17 +392,24 @@ def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tupl
         ranges.append((max(start, day), min(end, day + DAY)))
         day += DAY
     hours = len(hours_between(start, end))
-    if workers <= 1 or len(ranges) < 2 or connection.in_atomic_block:
-        return hours, sum(_build(a, b, daily=True) for a, b in ranges)
+    # Over several days the series blocks are merged once, after them all,
+    # not once a day (a 16-day block would be merged 16 times).
+    closing = len(ranges) > 1
+    if workers <= 1 or not closing or connection.in_atomic_block:
+        rows = sum(_build(a, b, daily=True, series_blocks_too=not closing) for a, b in ranges)
+    else:
 
-    def build_on_own_connection(bounds: tuple[datetime, datetime]) -> int:
-        try:
-            return _build(*bounds, daily=True)
-        finally:
-            connection.close()
+        def build_on_own_connection(bounds: tuple[datetime, datetime]) -> int:
+            try:
+                return _build(*bounds, daily=True, series_blocks_too=False)
+            finally:
+                connection.close()
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return hours, sum(pool.map(build_on_own_connection, ranges))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            rows = sum(pool.map(build_on_own_connection, ranges))
+    if closing:
+        series_blocks.rebuild_series_range(floor_day(start), floor_day(ranges[-1][0]) + DAY, datetime.now(UTC))
+    return hours, rows
 
 
 def rollup_stale_hours(lookback_hours: int = 48) -> int:

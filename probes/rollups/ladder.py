@@ -31,47 +31,58 @@ JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
 WEEK = GRAINS[-1]
 
 
-def merge_sql(table: str, source: str, time_column: str, seconds: str, only: str) -> str:
-    """One INSERT of the region blocks of %(span)s hours starting in
-    [%(a)s, %(b)s), each the merge of the `source` rows (alias s) whose
-    `time_column` falls in it; `seconds` is the source's expression of
-    samples x hour midpoint, `only` its own filter (the finer grain of the
-    region table, or TRUE for HourlyRollup).
+def merge_sql(
+    table: str, source: str, time_column: str, seconds: str | None, only: str, keys: tuple[str, ...] = ("region_id",)
+) -> str:
+    """One INSERT of the blocks of %(span)s hours starting in [%(a)s, %(b)s),
+    one per `keys` (a region here; a probe, region and target for the series
+    rollups, probes.rollups.series_blocks), each the merge of the `source`
+    rows (alias s) whose `time_column` falls in it; `seconds` is the source's
+    expression of samples x hour midpoint (None: the table keeps none), `only`
+    its own filter (the finer grain of the block table, or TRUE).
 
-    One pass over the source rows: every (region, block, column, key) is
-    summed in one GROUP BY, each (region, block, column) made one jsonb, and
+    One pass over the source rows: every (key, block, column, bucket) is
+    summed in one GROUP BY, each (key, block, column) made one jsonb, and
     those pivoted into columns. Per-group correlated subqueries (the daily merge's form) would
-    walk the source once per region, block and column."""
+    walk the source once per key, block and column."""
     pairs = ", ".join(f"('{c}', s.{c})" for c in JSON_COLUMNS)
     pivots = ", ".join(f"(array_agg(o.obj) FILTER (WHERE o.col = '{c}'))[1] AS {c}" for c in JSON_COLUMNS)
     merged = ", ".join(f"coalesce(j.{c}, '{{}}'::jsonb)" for c in JSON_COLUMNS)
     block = f"date_bin(make_interval(hours => %(span)s), s.{time_column}, %(epoch)s)"
     where = f"{only} AND s.{time_column} >= %(a)s AND s.{time_column} < %(b)s"
+    n = len(keys)
+    source_keys = ", ".join(f"s.{k}" for k in keys)
+    positions = ", ".join(str(i) for i in range(1, n + 2))  # the keys and the block
+    seconds_column, seconds_value, seconds_sum = (
+        (", sample_seconds", ", t.seconds", f", sum({seconds}) AS seconds") if seconds else ("", "", "")
+    )
+    joined = " AND ".join(f"j.{k} = t.{k}" for k in (*keys, "b"))
     return f"""
         INSERT INTO {table}
-            (region_id, span_hours, start, samples, errors, sample_seconds, updated_at, {", ".join(JSON_COLUMNS)})
-        SELECT t.region_id, %(span)s, t.b, t.samples, t.errors, t.seconds, %(now)s, {merged}
+            ({", ".join(keys)}, span_hours, start, samples, errors{seconds_column}, updated_at,
+             {", ".join(JSON_COLUMNS)})
+        SELECT {", ".join(f"t.{k}" for k in keys)}, %(span)s, t.b, t.samples, t.errors{seconds_value}, %(now)s,
+               {merged}
         FROM (
-            SELECT s.region_id, {block} AS b, sum(s.samples) AS samples, sum(s.errors) AS errors,
-                   sum({seconds}) AS seconds
-            FROM {source} s WHERE {where} GROUP BY 1, 2
+            SELECT {source_keys}, {block} AS b, sum(s.samples) AS samples, sum(s.errors) AS errors{seconds_sum}
+            FROM {source} s WHERE {where} GROUP BY {positions}
         ) t
         LEFT JOIN (
-            SELECT o.region_id, o.b, {pivots}
+            SELECT {", ".join(f"o.{k}" for k in keys)}, o.b, {pivots}
             FROM (
-                SELECT e.region_id, e.b, e.col, jsonb_object_agg(e.key, e.n) AS obj
+                SELECT {", ".join(f"e.{k}" for k in keys)}, e.b, e.col, jsonb_object_agg(e.key, e.n) AS obj
                 FROM (
-                    SELECT s.region_id, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
+                    SELECT {source_keys}, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
                     FROM {source} s
                     CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
                     CROSS JOIN LATERAL jsonb_each_text(m.hist) x
                     WHERE {where}
-                    GROUP BY 1, 2, 3, 4
+                    GROUP BY {positions}, {n + 2}, {n + 3}
                 ) e
-                GROUP BY 1, 2, 3
+                GROUP BY {positions}, {n + 2}
             ) o
-            GROUP BY 1, 2
-        ) j ON j.region_id = t.region_id AND j.b = t.b
+            GROUP BY {positions}
+        ) j ON {joined}
     """
 
 

@@ -68,6 +68,9 @@ class LockSpace(IntEnum):
     # One 7-day block of region rollups (probes.rollups.ladder), exclusive while a rebuild merges it: the rebuilds
     # of two of its days run side by side (rebuild_range's workers), and each must merge the other's committed day.
     REGION_WEEK = 7145
+    # One 16-day block of series rollups (probes.rollups.series_blocks) and every finer block inside it,
+    # exclusive while a rebuild unmarks or merges them, for the same reason as REGION_WEEK.
+    SERIES_BLOCK = 7146
 
 
 def _key(start: datetime) -> int:
@@ -89,6 +92,13 @@ def lock_region_week(start: datetime) -> None:
     rebuild takes them in that order, so they cannot deadlock."""
     with connection.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [int(LockSpace.REGION_WEEK), _key(start)])
+
+
+def lock_series_block(start: datetime) -> None:
+    """Taken last by a rebuild (after lock_day and lock_region_week), or alone by a range rebuild's closing pass
+    over the series blocks, one block after another in time order: no two takers can wait on each other."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [int(LockSpace.SERIES_BLOCK), _key(start)])
 
 
 def _table() -> str:

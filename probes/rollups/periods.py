@@ -19,6 +19,11 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # the merge of the finer ones inside it. 7 d blocks start on Thursdays (the
 # weekday of EPOCH).
 GRAINS = (1, 3, 12, 24, 168)
+# The series rollups' block lengths in hours (probes.rollups.series_blocks):
+# 2, 4, 8 and 16 days, each the merge of the daily rollups (or the blocks of
+# the next finer grain) inside it, so that any run of complete days is a
+# handful of blocks (a 30-day window's 29 days, for one, are six).
+SERIES_GRAINS = (48, 96, 192, 384)
 
 
 def floor_hour(when: datetime) -> datetime:

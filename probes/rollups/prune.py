@@ -20,6 +20,7 @@ from probes.retention import delete_older_than, delete_table_rows_older_than
 from probes.rollups.build import rebuild_hour
 from probes.rollups.ladder import prune_blocks
 from probes.rollups.periods import DAY, floor_hour, hours_between
+from probes.rollups.series_blocks import prune_series_blocks
 from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ def prune_raw(now: datetime | None = None) -> int:
         # marks, so readers stop using its daily row anyway.
         DailyRollup.objects.filter(day__lte=old - DAY).delete()
         prune_blocks(old)
+        prune_series_blocks(old)
     prune_workers(now)
     prune_real_users(now)
     return deleted
