@@ -408,7 +408,9 @@ def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tupl
         with ThreadPoolExecutor(max_workers=workers) as pool:
             rows = sum(pool.map(build_on_own_connection, ranges))
     if closing:
-        series_blocks.rebuild_series_range(floor_day(start), floor_day(ranges[-1][0]) + DAY, datetime.now(UTC))
+        series_blocks.rebuild_series_range(
+            floor_day(start), floor_day(ranges[-1][0]) + DAY, datetime.now(UTC), workers=workers
+        )
     return hours, rows
 
 

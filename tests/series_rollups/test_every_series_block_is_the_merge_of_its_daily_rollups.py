@@ -102,15 +102,15 @@ def test_the_migration_backfill_builds_the_same_blocks_and_marks_as_rebuilding(p
 
 
 @pytest.mark.django_db(transaction=True)
-def test_days_built_side_by_side_leave_the_same_blocks(probes, regions):
+def test_days_and_blocks_built_side_by_side_leave_the_same_blocks(probes, regions):
     start = a_sixteen_day_block_in_the_past()
-    fill(probes, start, 16 * 24, per_hour=1)
-    rebuild_range(start, start + 16 * DAY, workers=2)
+    # Sixteen days across two 16-day blocks, so the closing pass builds two
+    # at once as well.
+    fill(probes, start + 8 * DAY, 16 * 24, per_hour=1)
+    rebuild_range(start + 8 * DAY, start + 24 * DAY, workers=2)
     found = blocks()
     assert_blocks_merge_their_days(found)
-    assert_marked_where_complete(start, start + 16 * DAY)
-    assert (SERIES_GRAINS[-1], start) in marks()
-    sixteen = SeriesRollup.objects.filter(span_hours=SERIES_GRAINS[-1], start=start)
-    assert sum(sixteen.values_list("samples", flat=True)) == sum(
-        row["samples"] for key, row in found.items() if key[3] == 48
-    )
+    assert_marked_where_complete(start, start + 32 * DAY)
+    assert {(192, start + 8 * DAY), (192, start + 16 * DAY)} <= marks()
+    eight = SeriesRollup.objects.filter(span_hours=192, start__in=[start + 8 * DAY, start + 16 * DAY])
+    assert sum(eight.values_list("samples", flat=True)) == sum(DailyRollup.objects.values_list("samples", flat=True))
