@@ -69,7 +69,10 @@ marked, hourly rollups for other marked hours, raw rows for the rest
 (window.py merges them; cache.py keeps merged rollup parts). Reads of every
 target by region (map, distribution, phases, time series) take the marked
 hours from region rollups instead (1 h to 7 d blocks of every probe of a
-region, probes.rollups.ladder), tiled by plan.ladder_tiles.
+region, probes.rollups.ladder), tiled by plan.ladder_tiles; other reads
+take runs of complete days from series rollups (2 to 16-day blocks of one
+probe, region and target, probes.rollups.series_blocks) where marked, tiled
+by plan.series_tiles.
 
 Slot time (slots.py): raw rows are partitioned by day of scheduled_for, read
 by started_at. Every read of raw rows adds to its started_at bounds the

@@ -249,24 +249,37 @@ def merge_intervals(intervals: list[tuple[datetime, datetime]]) -> list[tuple[da
     return merged
 
 
-def series_plan(
-    since: datetime, until: datetime, size: timedelta, plan: Coverage
-) -> tuple[dict[datetime, list[datetime]], list[tuple[datetime, datetime]]]:
-    """Which time buckets come from hourly rollups (bucket start -> its
-    hours) and which intervals from raw rows. A bucket is rolled up only
-    when its part inside the window is made of whole marked hours, so no
-    bucket ever mixes a histogram with raw values."""
-    rolled: dict[datetime, list[datetime]] = {}
+@dataclass
+class SeriesPlan:
+    """Where each time bucket of a series is read from (series_plan)."""
+
+    # Buckets whose part inside the window is whole marked hours: start -> those hours.
+    rolled: dict[datetime, list[datetime]] = field(default_factory=dict)
+    # Buckets with marked hours and raw parts (the partial first and last
+    # ones, or one holding an hour not rolled up yet): start -> (the marked
+    # hours, the raw intervals).
+    mixed: dict[datetime, tuple[list[datetime], list[tuple[datetime, datetime]]]] = field(default_factory=dict)
+    # The buckets with no marked hour, as raw intervals.
+    raw: list[tuple[datetime, datetime]] = field(default_factory=list)
+
+
+def series_plan(since: datetime, until: datetime, size: timedelta, plan: Coverage) -> SeriesPlan:
+    """Which time buckets come from hourly rollups alone, which from rollups
+    and raw rows, and which from raw rows alone."""
+    out = SeriesPlan()
     raw: list[tuple[datetime, datetime]] = []
     start = bucket_start(since, size)
     while start < until:
         a, b = max(start, since), min(start + size, until)
-        hours = []
-        if floor_hour(a) == a and floor_hour(b) == b:
-            hours = [a + HOUR * i for i in range((b - a) // HOUR)]
-        if hours and all(h in plan.built for h in hours):
-            rolled[start] = hours
-        else:
+        hours = [h for h in (ceil_hour(a) + HOUR * i for i in range((b - ceil_hour(a)) // HOUR)) if h in plan.built]
+        if not hours:
             raw.append((a, b))
+        else:
+            rest = raw_intervals(a, b, set(hours))
+            if rest:
+                out.mixed[start] = (hours, rest)
+            else:
+                out.rolled[start] = hours
         start += size
-    return rolled, merge_intervals(raw)
+    out.raw = merge_intervals(raw)
+    return out

@@ -7,17 +7,18 @@ nearest-rank bucket is picked in SQL too.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
 
-from probes.histogram import bucket_value
+from probes.histogram import SQL_EDGES, bucket_value
 from probes.metrics import BY_NAME
-from probes.models import DailyRollup, HourlyRollup, RegionRollup, SeriesRollup
+from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
 from probes.readings.plan import EPOCH, Coverage
 from probes.readings.rank import reached_sql
+from probes.readings.slots import started_in_params
 from probes.rollups.periods import HOUR, hour_runs
 
 
@@ -136,12 +137,19 @@ def rollup_counts(
     return totals, buckets
 
 
-def _series_sql(table: str, time_column: str, at: str, hist: str, where: str, q: float) -> tuple[str, str]:
+def _series_sql(
+    table: str, time_column: str, at: str, hist: str, where: str, q: float, raw: tuple[str, str] | None = None
+) -> tuple[str, str]:
     """The time series' two statements over rollup rows of `table`: totals
     (bucket, region, samples, at) and the nearest-rank picks (bucket,
     region, p50, p95, q) of the merged histograms. The histograms are merged
     per bucket and the bucket picked in SQL, so only one row per bucket and
     region comes back instead of every occupied histogram bucket.
+
+    raw: (the metric's raw column, a WHERE over raw rows): those rows are
+    counted into the same buckets too, each value into its histogram bucket
+    (probes.histogram.SQL_EDGES) and at its started_at, as read_window adds
+    a window's raw edges to its rollups' histograms.
 
     Picked straight from the expanded (bucket, region, key, count) rows,
     not from their sums per key first: a running sum over key order counts
@@ -151,17 +159,36 @@ def _series_sql(table: str, time_column: str, at: str, hist: str, where: str, q:
     machine). The rank test is reached_sql's integer comparison, not a
     numeric product per row."""
     bucket = f"date_bin(%(size)s, r.{time_column}, %(origin)s)"
+    raw_bucket = "date_bin(%(size)s, m.started_at, %(origin)s)"
+    raw_totals = raw_keys = ""
+    if raw is not None:
+        column, raw_where = raw
+        raw_totals = f"""
+            UNION ALL
+            SELECT {raw_bucket}, m.region_id, count(*), sum(extract(epoch FROM m.started_at))
+            FROM {Measurement._meta.db_table} m WHERE {raw_where} GROUP BY 1, 2"""
+        raw_keys = f"""
+            UNION ALL
+            SELECT {raw_bucket}, m.region_id, width_bucket(m.{column}, %(edges)s::float8[]), 1
+            FROM {Measurement._meta.db_table} m WHERE {raw_where} AND m.{column} IS NOT NULL"""
     totals = f"""
-        SELECT {bucket} AS b, r.region_id, sum(r.samples)::bigint, to_timestamp({at})
-        FROM {table} r WHERE {where} GROUP BY 1, 2
+        SELECT b, region_id, sum(samples)::bigint, to_timestamp(sum(seconds) / sum(samples))
+        FROM (
+            SELECT {bucket} AS b, r.region_id, sum(r.samples) AS samples, {at} AS seconds
+            FROM {table} r WHERE {where} GROUP BY 1, 2{raw_totals}
+        ) u
+        GROUP BY 1, 2
     """
     picks = f"""
         WITH cum AS (
-            SELECT {bucket} AS b, r.region_id, e.key::int AS k,
-                   sum(e.value::bigint) OVER (PARTITION BY {bucket}, r.region_id ORDER BY e.key::int) AS c,
-                   sum(e.value::bigint) OVER (PARTITION BY {bucket}, r.region_id) AS t
-            FROM {table} r CROSS JOIN LATERAL jsonb_each_text(r.{hist}) e
-            WHERE {where}
+            SELECT b, region_id, k,
+                   sum(n) OVER (PARTITION BY b, region_id ORDER BY k) AS c,
+                   sum(n) OVER (PARTITION BY b, region_id) AS t
+            FROM (
+                SELECT {bucket} AS b, r.region_id, e.key::int AS k, e.value::bigint AS n
+                FROM {table} r CROSS JOIN LATERAL jsonb_each_text(r.{hist}) e
+                WHERE {where}{raw_keys}
+            ) x
         )
         SELECT b, region_id,
                min(k) FILTER (WHERE {reached_sql(0.5, "c", "t")}),
@@ -170,6 +197,24 @@ def _series_sql(table: str, time_column: str, at: str, hist: str, where: str, q:
         FROM cum GROUP BY 1, 2
     """
     return totals, picks
+
+
+def _raw_part(
+    metric: str,
+    raw: list[tuple[datetime, datetime]],
+    targets: list[int],
+    regions: list[int],
+    params: dict[str, Any],
+) -> tuple[str, str] | None:
+    """_series_sql's raw argument for raw rows of the intervals, targets and regions (params filled in)."""
+    if not raw:
+        return None
+    params["edges"] = SQL_EDGES
+    params["raw_targets"], params["raw_regions"] = targets, regions
+    where = "m.target_id = ANY(%(raw_targets)s) AND m.region_id = ANY(%(raw_regions)s) AND " + started_in_params(
+        raw, params, "raw", "m"
+    )
+    return BY_NAME[metric].column, where
 
 
 def _run_series(sqls: tuple[str, str], params: dict[str, Any]) -> list[tuple]:
@@ -186,26 +231,43 @@ def _run_series(sqls: tuple[str, str], params: dict[str, Any]) -> list[tuple]:
 
 
 def rollup_series(
-    metric: str, q: float, size: timedelta, hours: Iterable[datetime], targets: list[int], regions: list[int]
+    metric: str,
+    q: float,
+    size: timedelta,
+    hours: Iterable[datetime],
+    targets: list[int],
+    regions: list[int],
+    raw: Sequence[tuple[datetime, datetime]] = (),
 ) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
-    rollups (see _series_sql). at: the mean of the hours' midpoints weighted
-    by their samples (a rollup keeps no finer time); series() clips it to
-    the bucket's part inside the window."""
+    rollups (see _series_sql), and the raw rows of `raw` counted into the
+    same buckets. at: the mean of the hours' midpoints weighted by their
+    samples (a rollup keeps no finer time), and of the raw rows' started_at;
+    series() clips it to the bucket's part inside the window."""
     params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "half": HOUR / 2}
-    ranges = ranges_sql("r.hour", hour_runs(hours), params, "h")
+    runs = hour_runs(hours)
+    ranges = ranges_sql("r.hour", runs, params, "h") if runs else "FALSE"
     where = f"r.target_id = ANY(%(targets)s) AND r.region_id = ANY(%(regions)s) AND {ranges}"
-    at = "sum(r.samples * extract(epoch FROM r.hour + %(half)s)) / sum(r.samples)"
-    return _run_series(_series_sql(HourlyRollup._meta.db_table, "hour", at, _hist_field(metric), where, q), params)
+    at = "sum(r.samples * extract(epoch FROM r.hour + %(half)s))"
+    raw_part = _raw_part(metric, list(raw), targets, regions, params)
+    sqls = _series_sql(HourlyRollup._meta.db_table, "hour", at, _hist_field(metric), where, q, raw_part)
+    return _run_series(sqls, params)
 
 
 def region_series(
-    metric: str, q: float, size: timedelta, blocks: list[tuple[int, datetime]], regions: list[int]
+    metric: str,
+    q: float,
+    size: timedelta,
+    blocks: list[tuple[int, datetime]],
+    regions: list[int],
+    raw: Sequence[tuple[datetime, datetime]] = (),
+    targets: Sequence[int] = (),
 ) -> list[tuple]:
     """rollup_series for every target: the same rows, merged from region
     rollup blocks (each inside one time bucket) instead of every probe's
     hourly rows; at comes from the blocks' sample_seconds, the same
-    samples-weighted mean of hour midpoints."""
+    samples-weighted mean of hour midpoints. raw: as rollup_series', over
+    `targets` (every target's id)."""
     params: dict[str, Any] = {
         "size": size,
         "origin": EPOCH,
@@ -218,6 +280,7 @@ def region_series(
         "(r.span_hours, r.start) IN (SELECT * FROM unnest(%(spans)s::int[], %(starts)s::timestamptz[])) "
         "AND r.region_id = ANY(%(regions)s)"
     )
-    at = "sum(r.sample_seconds) / sum(r.samples)"
-    sqls = _series_sql(RegionRollup._meta.db_table, "start", at, _hist_field(metric), where, q)
+    at = "sum(r.sample_seconds)"
+    raw_part = _raw_part(metric, list(raw), list(targets), regions, params)
+    sqls = _series_sql(RegionRollup._meta.db_table, "start", at, _hist_field(metric), where, q, raw_part)
     return _run_series(sqls, params)

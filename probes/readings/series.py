@@ -2,9 +2,10 @@
 bucket and region, each placed where its bucket's data is.
 
 Unlike the other figures it is planned per bucket (plan.series_plan): a
-bucket made of whole marked hours is merged from hourly rollups (nearest
-rank from the merged histogram, picked in SQL), any other from raw rows
-(exact nearest rank, in SQL), never a mix.
+bucket with marked hours is merged from their hourly (or region) rollups,
+its other rows, if any, counted into the same histograms (nearest rank from
+the merged histogram, picked in SQL), and a bucket with none from raw rows
+(exact nearest rank, in SQL).
 """
 
 from __future__ import annotations
@@ -12,8 +13,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from probes.readings.cache import merge_cache
+from probes.readings.plan import (
+    SeriesPlan,
+    coverage,
+    ladder_tiles,
+    merge_intervals,
+    reporting_reads,
+    series_plan,
+)
 from probes.readings.plan import bucket_size as _bucket_size
-from probes.readings.plan import coverage, ladder_tiles, reporting_reads, series_plan
 from probes.readings.raw import raw_series
 from probes.readings.rollup import region_series, rollup_series
 from probes.readings.rows import SeriesRow
@@ -36,6 +44,27 @@ def _clip(at: datetime, start: datetime, size: timedelta, f: Selection, now: dat
     return min(max(at.astimezone(UTC), low), high)
 
 
+def _rolled(
+    f: Selection,
+    size: timedelta,
+    hours: dict[datetime, list[datetime]],
+    raw: list[tuple[datetime, datetime]],
+    every: bool,
+    targets: list[int],
+    regions: list[int],
+) -> list[tuple]:
+    """The series rows of some buckets from their marked hours' rollups, plus
+    the raw rows of `raw` counted into the same histograms."""
+    if every:
+        # Each bucket's hours tiled by the region rollup blocks inside it: one
+        # 3 h or 12 h row per region and bucket instead of one per probe,
+        # region and hour.
+        blocks = [tile for marked in hours.values() for tile in ladder_tiles(marked[0], marked[-1] + HOUR, marked)]
+        return region_series(f.metric, f.percentile, size, blocks, regions, raw, targets)
+    flat = [h for marked in hours.values() for h in marked]
+    return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw)
+
+
 def series(f: Selection) -> list[SeriesRow]:
     """p50, p95 and the selection's percentile (value) of f.metric per time
     bucket and region (bucket_size(f)), buckets with data only, by region
@@ -49,60 +78,53 @@ def series(f: Selection) -> list[SeriesRow]:
     their outcome; p50/p95/value are None when none has a value of the
     metric).
 
-    Raw-only windows, and buckets shorter than an hour, are grouped from raw
-    rows in SQL (exact nearest rank; at is the mean started_at). Otherwise a
-    bucket whose part inside the window is made of whole marked hours is
-    merged from hourly rollups, or for every target from the region rollup
-    blocks tiling it (at is the sample-weighted mean of the hours' midpoints
-    either way), and any other bucket (the partial first and last ones, or
-    one holding an hour not rolled up yet) is read from raw rows as a
-    whole, so no bucket ever mixes a histogram with raw values. Rolled-up
-    buckets are kept in probes.readings.cache under the fingerprint of their
+    Raw-only windows, buckets shorter than an hour and buckets without a
+    marked hour are grouped from raw rows in SQL (exact nearest rank; at is
+    the mean started_at). Any other bucket is merged from its marked hours'
+    hourly rollups, or for every target from the region rollup blocks tiling
+    them (at is the sample-weighted mean of the hours' midpoints), and the
+    rest of its part inside the window (the partial first and last buckets,
+    or one holding an hour not rolled up yet) is counted from raw rows into
+    the same histograms, as read_window adds a window's raw edges: the last
+    12-hour bucket of a 30-day series reads an hour or so of raw rows, not
+    up to twelve (a third of that read at 10 M rows). Buckets of marked hours
+    alone are kept in probes.readings.cache under the fingerprint of their
     hours' marks."""
     size = bucket_size(f)
     targets, regions = _scope(f)
+    # Every target: region rollups hold them all, whatever the ids.
+    every = not f.target_ids
     found = []
     with reporting_reads():
-        rolled: dict[datetime, list[datetime]] = {}
-        raw_intervals = [(f.since, f.until)]
+        sp = SeriesPlan(raw=[(f.since, f.until)])
         if not f.raw_only and size % HOUR == timedelta(0):
             plan = coverage(f.since, f.until, daily=False)
-            rolled, raw_intervals = series_plan(f.since, f.until, size, plan)
-        if raw_intervals:
-            found += raw_series(f.metric, f.percentile, size, raw_intervals, targets, regions)
-        if rolled:
-            # Every target: region rollups hold them all, whatever the ids.
-            every = not f.target_ids
+            sp = series_plan(f.since, f.until, size, plan)
+        if sp.raw:
+            found += raw_series(f.metric, f.percentile, size, sp.raw, targets, regions)
+        if sp.rolled:
             scope = (f.metric, f.percentile, "every" if every else tuple(targets), tuple(regions), size)
-            keys = {start: ("series", scope, start, plan.fingerprint(hours)) for start, hours in rolled.items()}
-            missing = []
+            keys = {start: ("series", scope, start, plan.fingerprint(hours)) for start, hours in sp.rolled.items()}
+            missing = {}
             for start, key in keys.items():
                 cached = merge_cache.get(key)
                 if cached is None:
-                    missing.append(start)
+                    missing[start] = sp.rolled[start]
                 else:
                     found += cached
             if missing:
-                if every:
-                    # Each bucket's hours tiled by the region rollup blocks
-                    # inside it: one 3 h or 12 h row per region and bucket
-                    # instead of one per probe, region and hour.
-                    blocks = [
-                        tile
-                        for start in missing
-                        for tile in ladder_tiles(rolled[start][0], rolled[start][-1] + HOUR, rolled[start])
-                    ]
-                    computed = region_series(f.metric, f.percentile, size, blocks, regions)
-                else:
-                    computed = rollup_series(
-                        f.metric, f.percentile, size, [h for start in missing for h in rolled[start]], targets, regions
-                    )
+                computed = _rolled(f, size, missing, [], every, targets, regions)
                 by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
                 for row in computed:
                     by_bucket[row[0]].append(row)
                 for start, bucket in by_bucket.items():
                     merge_cache.put(keys[start], bucket, weight=1 + len(bucket))
                 found += computed
+        if sp.mixed:
+            # Never cached: their raw rows are what changes between two reads.
+            hours = {start: marked for start, (marked, _) in sp.mixed.items()}
+            raw = merge_intervals([part for _, parts in sp.mixed.values() for part in parts])
+            found += _rolled(f, size, hours, raw, every, targets, regions)
     info = _regions({row[1] for row in found})
     now = datetime.now(UTC)
     rows: list[SeriesRow] = [
