@@ -430,6 +430,10 @@ INTERNAL_MODELS = {
     "HourVersion",
     # Region rollups: derived from the hourly rollups in their rebuild (probes.rollups.ladder), read by the dashboard.
     "RegionRollup",
+    # Series rollups and their marks: derived from the daily rollups in a day's rebuild
+    # (probes.rollups.series_blocks), read by the dashboard.
+    "SeriesRollup",
+    "SeriesBlockMark",
 }
 
 
