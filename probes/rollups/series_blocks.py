@@ -13,7 +13,8 @@ ever being read stale:
   holding that day, under the lock of their 16-day block, before it commits
   the day's new rollups;
 - when the day is complete at the end of that rebuild, it rebuilds those
-  blocks from the daily rows and marks each whose hours are all marked;
+  blocks from the daily rows (with every other unmarked block of their
+  16-day block: see rebuild) and marks each whose hours are all marked;
   otherwise (the current day, rebuilt every few minutes) it leaves them
   unmarked, which costs nothing, and the rebuild that completes the day
   builds them;
