@@ -20,7 +20,6 @@ builder this replaced is kept as the reference the tests compare it with
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from fractions import Fraction
 
@@ -32,6 +31,7 @@ from probes.rollups import series_blocks
 from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
 from probes.rollups.locks import lock_day, lock_series_block, read_versions, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day, floor_hour, hours_between
+from probes.rollups.side_by_side import side_by_side
 from probes.slot_time import slot_bounds
 
 _DAILY_JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
@@ -395,18 +395,7 @@ def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tupl
     # Over several days the series blocks are merged once, after them all,
     # not once a day (a 16-day block would be merged 16 times).
     closing = len(ranges) > 1
-    if workers <= 1 or not closing or connection.in_atomic_block:
-        rows = sum(_build(a, b, daily=True, series_blocks_too=not closing) for a, b in ranges)
-    else:
-
-        def build_on_own_connection(bounds: tuple[datetime, datetime]) -> int:
-            try:
-                return _build(*bounds, daily=True, series_blocks_too=False)
-            finally:
-                connection.close()
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            rows = sum(pool.map(build_on_own_connection, ranges))
+    rows = sum(side_by_side(lambda bounds: _build(*bounds, daily=True, series_blocks_too=not closing), ranges, workers))
     if closing:
         series_blocks.rebuild_series_range(
             floor_day(start), floor_day(ranges[-1][0]) + DAY, datetime.now(UTC), workers=workers

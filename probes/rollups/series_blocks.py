@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
@@ -37,6 +36,7 @@ from django.db import connection, transaction
 from probes.rollups.ladder import merge_sql
 from probes.rollups.locks import lock_series_block
 from probes.rollups.periods import DAY, EPOCH, HOUR, SERIES_GRAINS, block_start
+from probes.rollups.side_by_side import side_by_side
 
 KEYS = ("probe_id", "region_id", "target_id")
 LARGEST = HOUR * SERIES_GRAINS[-1]
@@ -154,19 +154,7 @@ def rebuild_series_range(since: datetime, until: datetime, now: datetime, *, wor
             lock_series_block(whole)
             mark_complete(rebuild(a, b, now), now)
 
-    if workers <= 1 or len(chunks) < 2 or connection.in_atomic_block:
-        for chunk in chunks:
-            build(chunk)
-        return
-
-    def build_on_own_connection(chunk: tuple[datetime, datetime, datetime]) -> None:
-        try:
-            build(chunk)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(build_on_own_connection, chunks))
+    side_by_side(build, chunks, workers)
 
 
 def prune_series_blocks(old: datetime) -> int:
