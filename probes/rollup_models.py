@@ -53,9 +53,10 @@ class HourlyRollup(RollupCounts):
     # regions.csv's percentiles of this row alone, so a CSV group made of one hourly row (one probe of a target
     # in a region, 1 h buckets) is written without expanding its histograms (probes.readings.rolled_buckets):
     # the histogram bucket index holding the nearest rank of each probes.metrics.REGION_CSV metric x PERCENTILES,
-    # in that order, NULL where the metric has no value. Written with the histograms (probes.rollups.build);
-    # NULL for rows built before it, which readers merge instead. Changing REGION_CSV or PERCENTILES needs a
-    # migration setting it back to NULL.
+    # in that order, NULL where the metric has no value. Written with the histograms (probes.rollups.build),
+    # and only on a row that no other row shares its (hour, region, target) with (another probe of the target
+    # in the region), so a row with ranks is a whole 1 h group; NULL on the others and on rows built before it,
+    # which readers merge instead. Changing REGION_CSV or PERCENTILES needs a migration setting it back to NULL.
     ranks = ArrayField(models.SmallIntegerField(null=True), null=True, blank=True, editable=False)
 
     class Meta:

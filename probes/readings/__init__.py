@@ -124,6 +124,7 @@ from probes.readings.latest import (
     window_quantiles,
 )
 from probes.readings.mix import mix, mix_shares
+from probes.readings.plan import bucket_start
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.rolled_buckets import WIDTH as ROLLED_WIDTH
 from probes.readings.selection import BadParameter, Selection
@@ -168,6 +169,7 @@ __all__ = [
     "active_silences",
     "bucket_rows",
     "bucket_size",
+    "bucket_start",
     "bucket_statement",
     "buckets_are_raw",
     "distribution",

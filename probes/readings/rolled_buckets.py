@@ -31,7 +31,7 @@ from probes.readings.plan import EPOCH, Coverage, coverage_of, merge_intervals
 from probes.readings.rank import reached_sql
 from probes.readings.selection import Selection
 from probes.readings.slots import started_in_literals
-from probes.rollups.periods import ceil_hour, floor_hour, hour_runs
+from probes.rollups.periods import HOUR, ceil_hour, floor_hour, hour_runs
 
 _EDGE_LITERAL = SQL_EDGES
 # The statement's bucket-index columns, one per REGION_CSV metric x PERCENTILES, in the CSV's column order.
@@ -93,16 +93,31 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     hourly = sql.Identifier(HourlyRollup._meta.db_table)
     daily = sql.Identifier(DailyRollup._meta.db_table)
     rolled: list[sql.Composable] = []
+    # 1 h buckets: each marked hour is a bucket of its own, with no raw row or daily rollup in it, and an hourly
+    # row with stored ranks is the only row of its (hour, region, target) (HourlyRollup.ranks), so it is written
+    # as it is, read in hour order, without counting its group's rows first.
+    alone: sql.Composable = sql.SQL(
+        "SELECT NULL::timestamptz AS b, NULL::bigint AS region_id, NULL::bigint AS target_id, "
+        "NULL::bigint AS samples, NULL::bigint AS errors, NULL::smallint[] AS ks WHERE FALSE"
+    )
     if plan.hours:
         runs = sql.SQL(" OR ").join(
             sql.SQL("(r.hour >= {} AND r.hour < {})").format(sql.Literal(a), sql.Literal(b))
             for a, b in hour_runs(plan.hours)
         )
+        narrow = _where(_narrow("r", f, ids))
+        rest = sql.SQL("")
+        if size == HOUR:
+            alone = sql.SQL(
+                "SELECT r.hour AS b, r.region_id, r.target_id, r.samples::bigint, r.errors::bigint, r.ranks AS ks "
+                "FROM {table} r WHERE ({runs}) AND r.ranks IS NOT NULL AND {narrow}"
+            ).format(table=hourly, runs=runs, narrow=narrow)
+            rest = sql.SQL(" AND r.ranks IS NULL")
         rolled.append(
             sql.SQL(
                 "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, r.ranks "
-                "FROM {table} r WHERE ({runs}) AND {narrow}"
-            ).format(b=bucket(sql.SQL("r.hour")), table=hourly, runs=runs, narrow=_where(_narrow("r", f, ids)))
+                "FROM {table} r WHERE ({runs}){rest} AND {narrow}"
+            ).format(b=bucket(sql.SQL("r.hour")), table=hourly, runs=runs, rest=rest, narrow=narrow)
         )
     if plan.days:
         rolled.append(
@@ -208,6 +223,8 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             SELECT b, region_id, target_id, sum(samples)::bigint AS samples, sum(errors)::bigint AS errors
             FROM slow GROUP BY 1, 2, 3
         )
+        {alone}
+        UNION ALL
         SELECT b, region_id, target_id, samples, errors, ranks AS ks FROM units
         WHERE parts = 1 AND ranks IS NOT NULL
         UNION ALL
@@ -216,6 +233,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         LEFT JOIN picks p ON p.b = g.b AND p.region_id = g.region_id AND p.target_id = g.target_id"""
     ).format(
         rolled=sql.SQL(" UNION ALL ").join(rolled),
+        alone=alone,
         raw=raw,
         hourly_pairs=expanded(hourly, False),
         daily_pairs=expanded(daily, True),

@@ -222,7 +222,10 @@ def _hourly_sql(with_day: bool = False) -> str:
         ), built AS (
             INSERT INTO {HourlyRollup._meta.db_table}
                 (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at, ranks)
-            SELECT probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, %(now)s, ranks
+            SELECT probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, %(now)s,
+                   -- Kept only on a row alone in its (hour, region, target), which regions.csv then writes as
+                   -- it is (HourlyRollup.ranks); the hour's rows are all rebuilt together, so this stays true.
+                   CASE WHEN count(*) OVER (PARTITION BY target_id, region_id, hour) = 1 THEN ranks END
             FROM rolled WHERE hour IS NOT NULL AND probe_id IS NOT NULL
             -- A rollup built before is replaced in place (no delete, then
             -- insert, of the whole range first).
