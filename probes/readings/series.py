@@ -4,7 +4,7 @@ bucket and region, each placed where its bucket's data is.
 Unlike the other figures it is planned per bucket (plan.series_plan): a
 bucket with marked hours is merged from their hourly (or region) rollups,
 its other rows, if any, counted into the same histograms (nearest rank from
-the merged histogram, picked in SQL), and a bucket with none from raw rows
+the merged histogram), and a bucket with none from raw rows
 (exact nearest rank, in SQL).
 """
 
