@@ -267,7 +267,7 @@ def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, A
     rows = []
     for key, (samples, at) in totals.items():
         hist = Histogram.of_sums(merged[key]) if key in merged else Histogram()
-        rows.append((key[0], key[1], samples, hist.percentile(0.5), hist.percentile(0.95), hist.percentile(q), at))
+        rows.append((key[0], key[1], samples, *hist.percentiles(0.5, 0.95, q), at))
     return rows
 
 

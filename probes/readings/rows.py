@@ -35,6 +35,13 @@ class Reading:
     def error_rate(self) -> float | None:
         return self.errors / self.samples if self.samples else None
 
+    def percentiles(self, metric: str, *qs: float) -> list[float | None]:
+        """percentile(metric, q) of each q, the histogram's buckets sorted once."""
+        if self.values.get(BY_NAME[metric].column):
+            return [self.percentile(metric, q) for q in qs]
+        hist = self.hists.get(metric)
+        return hist.percentiles(*qs) if hist is not None else [None] * len(qs)
+
     def percentile(self, metric: str, q: float) -> float | None:
         """Exact nearest rank from the raw values when they were kept, else
         from the histogram (see probes.readings); None without either."""

@@ -64,8 +64,8 @@ def _read(
 
 def _metric_stats(reading: Reading, f: Selection) -> tuple[float | None, float | None, float | None]:
     """(p50, p95, value: the selection's percentile) of the chosen metric in a reading."""
-    p = reading.percentile
-    return p(f.metric, 0.5), p(f.metric, 0.95), p(f.metric, f.percentile)
+    p50, p95, value = reading.percentiles(f.metric, 0.5, 0.95, f.percentile)
+    return p50, p95, value
 
 
 def _regions(ids: Iterable[int]) -> dict[int, dict]:

@@ -155,3 +155,11 @@ def test_quantiles_outside_0_to_1_raise(q):
 def test_corrupt_sparse_rows_raise(sparse):
     with pytest.raises(ValueError):
         Histogram.from_sparse(sparse)
+
+
+def test_several_percentiles_at_once_are_each_percentile_alone(samples):
+    hist = histogram_of(samples)
+    qs = (0.95, 0.5, 0.0, 1.0, 0.99, 0.5, 0.07)  # unordered, repeated, both ends
+    assert hist.percentiles(*qs) == [hist.percentile(q) for q in qs]
+    assert len(set(hist.percentiles(*qs))) > 2
+    assert Histogram().percentiles(0.5, 0.95) == [None, None]
