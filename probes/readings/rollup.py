@@ -198,9 +198,9 @@ def _series_sql(
     table: str, time_column: str, at: str, hist: str, where: str, raw: tuple[str, str] | None = None
 ) -> tuple[str, str, str | None]:
     """The time series' statements over rollup rows of `table`: totals
-    (bucket, region, samples, at); each rollup row's histogram of the metric
-    as stored (bucket, region, jsonb text); and, with raw, the raw rows'
-    counts (bucket, region, histogram bucket, count).
+    (bucket, region, samples, at); the rollup rows' histograms of the
+    metric as stored, per bucket and region (histograms_sql); and, with raw,
+    the raw rows' counts (bucket, region, histogram bucket, count).
 
     raw: (the metric's raw column, a WHERE over raw rows): those rows are
     counted into the same buckets too, each value into its histogram bucket
