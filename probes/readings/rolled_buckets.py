@@ -96,10 +96,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     # 1 h buckets: each marked hour is a bucket of its own, with no raw row or daily rollup in it, and an hourly
     # row with stored ranks is the only row of its (hour, region, target) (HourlyRollup.ranks), so it is written
     # as it is, read in hour order, without counting its group's rows first.
-    alone: sql.Composable = sql.SQL(
-        "SELECT NULL::timestamptz AS b, NULL::bigint AS region_id, NULL::bigint AS target_id, "
-        "NULL::bigint AS samples, NULL::bigint AS errors, NULL::smallint[] AS ks WHERE FALSE"
-    )
+    alone: sql.Composable = sql.SQL("")
     if plan.hours:
         runs = sql.SQL(" OR ").join(
             sql.SQL("(r.hour >= {} AND r.hour < {})").format(sql.Literal(a), sql.Literal(b))
@@ -109,8 +106,9 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         rest = sql.SQL("")
         if size == HOUR:
             alone = sql.SQL(
-                "SELECT r.hour AS b, r.region_id, r.target_id, r.samples::bigint, r.errors::bigint, r.ranks AS ks "
-                "FROM {table} r WHERE ({runs}) AND r.ranks IS NOT NULL AND {narrow}"
+                "SELECT r.hour AS b, r.region_id, r.target_id, r.samples::bigint AS samples, "
+                "r.errors::bigint AS errors, r.ranks AS ks "
+                "FROM {table} r WHERE ({runs}) AND r.ranks IS NOT NULL AND {narrow} UNION ALL"
             ).format(table=hourly, runs=runs, narrow=narrow)
             rest = sql.SQL(" AND r.ranks IS NULL")
         rolled.append(
@@ -224,7 +222,6 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             FROM slow GROUP BY 1, 2, 3
         )
         {alone}
-        UNION ALL
         SELECT b, region_id, target_id, samples, errors, ranks AS ks FROM units
         WHERE parts = 1 AND ranks IS NOT NULL
         UNION ALL
