@@ -22,6 +22,7 @@ is preferable to rejecting the sample and losing it from the count.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping
 
 # In the metric's unit: 0.01 ms .. one hour for latencies, 0.01 .. 3.6 million tok/s for rates.
@@ -107,6 +108,36 @@ def _check_count(count: int) -> int:
     return count
 
 
+def _walk(items: Iterable[tuple[int, int]], n: int, qs: tuple[float, ...]) -> list[float | None]:
+    """The nearest-rank percentile of each q over (index, count) items in ascending index order, n counts in
+    all: one pass, however many quantiles."""
+    ranks = [_rank(q, n) for q in qs]
+    if not n:
+        return [None] * len(qs)
+    order = sorted(range(len(qs)), key=ranks.__getitem__)
+    out: list[float | None] = [None] * len(qs)
+    seen, at = 0, 0
+    for index, count in items:
+        seen += count
+        while at < len(order) and seen >= ranks[order[at]]:
+            out[order[at]] = bucket_value(index)
+            at += 1
+        if at == len(order):
+            return out
+    raise AssertionError("bucket counts do not add up to the histogram's count")
+
+
+def stored_percentiles(flat: list[int], *qs: float) -> list[float | None] | None:
+    """Histogram.percentiles of one stored histogram given as its flat [index, count, ...] list, without
+    building it; None unless the indexes ascend. A stored jsonb histogram's do: jsonb orders an object's keys
+    by length, then bytewise, which for integers written without leading zeros is their numeric order. (The
+    time series of every target reads one stored region block per bucket and region: most of what it picks.)"""
+    indexes, counts = flat[::2], flat[1::2]
+    if not all(map(operator.lt, indexes, indexes[1:])):
+        return None
+    return _walk(zip(indexes, counts, strict=True), sum(counts), qs)
+
+
 class Histogram:
     __slots__ = ("_counts", "_n")
 
@@ -179,20 +210,8 @@ class Histogram:
     def percentiles(self, *qs: float) -> list[float | None]:
         """percentile(q) of each q, sorting the buckets once (a reading's p50, p95 and chosen percentile: the
         sort was most of their cost)."""
-        ranks = [_rank(q, self._n) for q in qs]
-        if not self._n:
-            return [None] * len(qs)
-        order = sorted(range(len(qs)), key=ranks.__getitem__)
-        out: list[float | None] = [None] * len(qs)
-        seen, at = 0, 0
-        for index in sorted(self._counts):
-            seen += self._counts[index]
-            while at < len(order) and seen >= ranks[order[at]]:
-                out[order[at]] = bucket_value(index)
-                at += 1
-            if at == len(order):
-                return out
-        raise AssertionError("bucket counts do not add up to the histogram's count")
+        counts = self._counts
+        return _walk(((index, counts[index]) for index in sorted(counts)), self._n, qs)
 
     def fraction_below(self, threshold: float) -> float | None:
         """Share of samples certainly under the threshold, for SLO views ("97% answered within 2 s").

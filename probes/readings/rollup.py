@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import connection
 
-from probes.histogram import SQL_EDGES, Histogram
+from probes.histogram import SQL_EDGES, Histogram, stored_percentiles
 from probes.metrics import BY_NAME
 from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
 from probes.readings.plan import EPOCH, Coverage
@@ -146,19 +146,26 @@ def histograms_sql(column: str) -> str:
 _FLAT = bytes.maketrans(b"{}:", b"[],")
 
 
-def merge_histograms(text: str | None) -> dict[int, int]:
-    """Counts per bucket index of a histograms_sql value (None: no rows): its histograms merged."""
-    if text is None:
-        return {}
+def _flat_lists(text: str | None) -> list[list[int]]:
+    """The histograms of a histograms_sql value (None: no rows), each as its flat [index, count, ...] list."""
+    return [] if text is None else json.loads(text.encode().translate(_FLAT, b'"'))
+
+
+def _merged(lists: list[list[int]]) -> dict[int, int]:
     counts: dict[int, int] = {}
     get = counts.get
-    for flat in json.loads(text.encode().translate(_FLAT, b'"')):
+    for flat in lists:
         # Index, then count: one iterator read in pairs, no slices copied (a third faster on the 250,000
         # entries of a 30-day table of every target).
         pairs = iter(flat)
         for k in pairs:
             counts[k] = get(k, 0) + next(pairs)
     return counts
+
+
+def merge_histograms(text: str | None) -> dict[int, int]:
+    """Counts per bucket index of a histograms_sql value (None: no rows): its histograms merged."""
+    return _merged(_flat_lists(text))
 
 
 def _series_sql(
@@ -234,18 +241,25 @@ def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, A
         cur.execute(totals_sql, params)
         totals = {(b, rid): (samples, at) for b, rid, samples, at in cur.fetchall()}
         cur.execute(hists_sql, params)
-        merged: dict[tuple, dict[int, int]] = {}
-        for b, rid, text in cur.fetchall():
-            merged[(b, rid)] = merge_histograms(text)
+        stored = {(b, rid): _flat_lists(text) for b, rid, text in cur.fetchall()}
+        raw: dict[tuple, dict[int, int]] = defaultdict(dict)
         if raw_sql is not None:
             cur.execute(raw_sql, params)
             for b, rid, k, n in cur.fetchall():
-                counts = merged.setdefault((b, rid), {})
-                counts[k] = counts.get(k, 0) + n
+                raw[(b, rid)][k] = n
+    qs = (0.5, 0.95, q)
     rows = []
     for key, (samples, at) in totals.items():
-        hist = Histogram.of_sums(merged[key]) if key in merged else Histogram()
-        rows.append((key[0], key[1], samples, *hist.percentiles(0.5, 0.95, q), at))
+        lists = stored.get(key, [])
+        # A bucket of one stored histogram (a region block, mostly) is picked from it as stored.
+        picked = stored_percentiles(lists[0], *qs) if len(lists) == 1 and key not in raw else None
+        if picked is None:
+            counts = _merged(lists)
+            get = counts.get
+            for k, n in raw.get(key, {}).items():
+                counts[k] = get(k, 0) + n
+            picked = Histogram.of_sums(counts).percentiles(*qs)
+        rows.append((key[0], key[1], samples, *picked, at))
     return rows
 
 
