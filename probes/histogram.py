@@ -21,9 +21,11 @@ is preferable to rejecting the sample and losing it from the count.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 
@@ -260,6 +262,20 @@ def histogram_of(values: Iterable[float]) -> Histogram:
     for value in values:
         histogram.add(value)
     return histogram
+
+
+# bucket_index in C: SQL_EDGES holds the edges width_bucket counts, and bisect_right counts the edges <= value too.
+_bucket_of = functools.partial(bisect_right, SQL_EDGES)
+_ZERO = 0.0
+
+
+def histogram_of_values(values: Sequence[float]) -> Histogram:
+    """histogram_of(values), with the bucketing and counting in C (bisect over SQL_EDGES, Counter): a raw
+    window of every target adds some 30,000 values, which one add() each took about 50 ms to bucket. A value
+    bucket_index refuses (negative, NaN) goes through histogram_of, which raises its error."""
+    if not all(map(_ZERO.__le__, values)):
+        return histogram_of(values)
+    return Histogram.of_sums(dict(Counter(map(_bucket_of, values))))
 
 
 def exact_percentile(values: Iterable[float], q: float) -> float:

@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Q
 from psycopg import sql
 
-from probes.histogram import SQL_EDGES, Histogram
+from probes.histogram import SQL_EDGES, Histogram, histogram_of_values
 from probes.metrics import BY_NAME, PERCENTILES, REGION_CSV
 from probes.models import Measurement
 from probes.readings.plan import EPOCH
@@ -92,7 +92,8 @@ def _read_raw_rows(
     metrics: tuple[str, ...],
     raw_values: tuple[str, ...],
 ) -> None:
-    """read_raw's rows one by one, keeping the raw_values columns' values."""
+    """read_raw's rows themselves, keeping the raw_values columns' values; each group's values of a metric
+    bucketed at once (histogram_of_values)."""
     q = Q(pk__in=[])
     for a, b in intervals:
         q |= started_in(a, b)
@@ -102,22 +103,46 @@ def _read_raw_rows(
             qs = qs.filter(**{f"{column}__in": values})
     columns = [BY_NAME[m].column for m in metrics]
     n = len(group_by)
-    kept = [(i, name) for i, name in enumerate(raw_values)]
+    # Rows gathered per group, then each group's columns taken at once (zip, list.count, comprehensions): a
+    # raw window of every target holds tens of thousands of rows, and a few Python steps per row and value
+    # were most of its read. At most BATCH rows are held at a time, besides the values kept.
+    grouped: dict[tuple, list[tuple]] = defaultdict(list)
+    held = 0
     for rec in qs.values_list(*group_by, "outcome", *columns, *raw_values).iterator(chunk_size=5000):
-        r = out[rec[:n]]
-        r.samples += 1
-        if rec[n] != "ok":
-            r.errors += 1
-        base = n + 1
-        for i, metric in enumerate(metrics):
-            value = rec[base + i]
-            if value is not None:
-                r.hists[metric].add(value)
-        base += len(metrics)
-        for i, name in kept:
-            value = rec[base + i]
-            if value is not None:
-                r.values.setdefault(name, []).append(value)
+        grouped[rec[:n]].append(rec)
+        held += 1
+        if held == BATCH:
+            _add_rows(out, grouped, n, metrics, raw_values)
+            grouped.clear()
+            held = 0
+    _add_rows(out, grouped, n, metrics, raw_values)
+
+
+# Raw rows _read_raw_rows holds before adding them to their readings.
+BATCH = 50_000
+
+
+def _add_rows(
+    out: dict[tuple, Reading],
+    grouped: dict[tuple, list[tuple]],
+    n: int,
+    metrics: tuple[str, ...],
+    raw_values: tuple[str, ...],
+) -> None:
+    """Add each group's rows (group key, outcome, the metrics' columns, the raw_values columns) to its reading."""
+    for key, rows in grouped.items():
+        r = out[key]
+        outcomes, *values = list(zip(*rows, strict=True))[n:]
+        r.samples += len(rows)
+        r.errors += len(rows) - outcomes.count("ok")
+        for metric, column in zip(metrics, values, strict=False):
+            present = [v for v in column if v is not None]
+            if present:
+                r.hists[metric].merge(histogram_of_values(present))
+        for name, column in zip(raw_values, values[len(metrics) :], strict=True):
+            present = [v for v in column if v is not None]
+            if present:
+                r.values.setdefault(name, []).extend(present)
 
 
 def raw_series(
