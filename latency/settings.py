@@ -63,7 +63,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: forwarding headers from anyone but a trusted proxy are dropped
+    # Outermost, so last to see the response: a streamed one hands the request's pooled database connections
+    # back before its first byte (latency.pooled). It does nothing to the request.
+    "latency.pooled.release_before_streaming",
+    # First to read the request: forwarding headers from anyone but a trusted proxy are dropped
     # before SecurityMiddleware (HTTPS redirect) or axes (client address) read them.
     "latency.proxy.TrustedProxyMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -105,6 +108,18 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/latency")
 DATABASES = {"default": database_from_url(DATABASE_URL)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The web process's pool of database connections (set up by latency.startup when the ASGI server starts;
+# management commands, workers and tests keep Django's own connections): kept open between requests, at least
+# LATENCY_DB_POOL_MIN and at most LATENCY_DB_POOL_MAX at once (a request beyond that waits up to 10 s for one).
+# LATENCY_DB_POOL=false for a pooler in front of PostgreSQL (PgBouncer) that should see a connection per request.
+LATENCY_DB_POOL = env_bool("LATENCY_DB_POOL", True)
+LATENCY_DB_POOL_MIN = env_int("LATENCY_DB_POOL_MIN", 2, minimum=1, maximum=100)
+LATENCY_DB_POOL_MAX = env_int("LATENCY_DB_POOL_MAX", 20, minimum=1, maximum=1000)
+if LATENCY_DB_POOL_MAX < LATENCY_DB_POOL_MIN:
+    raise ImproperlyConfigured(
+        f"LATENCY_DB_POOL_MAX ({LATENCY_DB_POOL_MAX}) must be at least LATENCY_DB_POOL_MIN ({LATENCY_DB_POOL_MIN})"
+    )
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):

@@ -14,8 +14,9 @@ preloading server would.
 
 It reads no measurement and fills no cache of probes.readings: the figures
 are drawn from a made-up reading of two regions, and the database is asked
-only for its version. The first request still reads its own data (that is
-the "no warm cache" of the issue). ASGI servers run it through the lifespan
+for its version and for plans (EXPLAIN, no row read) that fill each pooled
+connection's catalog caches (use_pool, warm_statements). The first request
+still reads its own data (that is the "no warm cache" of the issue). ASGI servers run it through the lifespan
 protocol (latency.asgi), so tests and manage.py commands, which import the
 application without serving it, never pay for it.
 """
@@ -31,6 +32,8 @@ from pathlib import Path
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, connection
+from psycopg import Error as PsycopgError
+from psycopg_pool import PoolTimeout
 
 log = logging.getLogger(__name__)
 
@@ -197,14 +200,98 @@ def prepare_sessions() -> None:
     get_backends()
 
 
+def use_pool() -> None:
+    """The web process's connections from a pool (settings.LATENCY_DB_POOL), set before the first one opens.
+    Under ASGI each request runs in a thread of its own and closes its connection at its end (latency.asgi):
+    without a pool every request opened a new PostgreSQL backend, which looks up again the catalog rows of
+    every table, index and partition it reads (about 5 to 15 ms per table on a first statement). Pooled,
+    the closing hands the connection back open. Only here, at the server's start: tests, management commands
+    and workers import the application without serving it and keep Django's own connections."""
+    if not settings.LATENCY_DB_POOL:
+        return
+    db = settings.DATABASES["default"]
+    # A pooled connection goes back to the pool at the end of its request: Django refuses a pool with
+    # persistent connections (latency.asgi turns them off for the web process anyway).
+    db["CONN_MAX_AGE"] = 0
+    db["OPTIONS"].setdefault(
+        "pool", {"min_size": settings.LATENCY_DB_POOL_MIN, "max_size": settings.LATENCY_DB_POOL_MAX, "timeout": 10}
+    )
+
+
+def warm_statements() -> list[str]:
+    """EXPLAIN (a plan, no row read) of a statement over each table the dashboard reads, shaped like its
+    readers' (the time column in a range, the grouping columns): planning it loads what a backend keeps for
+    the rest of its life, the tables', indexes' and day partitions' catalog rows and column statistics. now()
+    is not constant to the planner, so every partition of the raw table is opened, not one day's."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+
+    from probes.models import (
+        DailyRollup,
+        HourlyRollup,
+        Measurement,
+        MissedRun,
+        Probe,
+        Region,
+        RegionRollup,
+        RollupHour,
+        SeriesBlockMark,
+        SeriesRollup,
+        Target,
+    )
+
+    def table(model) -> str:
+        return connection.ops.quote_name(model._meta.db_table)
+
+    blocks = "(span_hours, start) IN (SELECT * FROM unnest('{48}'::int[], ARRAY[now()]))"
+    grouped = [
+        (Measurement, "started_at >= now() - interval '1 hour' AND scheduled_for >= now() - interval '2 hours'"),
+        (HourlyRollup, "hour >= now() - interval '1 day'"),
+        (DailyRollup, "day >= now() - interval '30 days'"),
+        (SeriesRollup, blocks),
+        (MissedRun, "scheduled_for >= now() - interval '1 day'"),
+    ]
+    statements = [
+        f"EXPLAIN SELECT region_id, target_id, count(*) FROM {table(model)} WHERE {where} GROUP BY 1, 2"
+        for model, where in grouped
+    ]
+    statements += [
+        f"EXPLAIN SELECT region_id, count(*) FROM {table(RegionRollup)} WHERE {blocks} GROUP BY 1",
+        f"EXPLAIN SELECT * FROM {table(RollupHour)} WHERE hour >= now() - interval '30 days'",
+        f"EXPLAIN SELECT * FROM {table(SeriesBlockMark)} WHERE start >= now() - interval '30 days'",
+        f"EXPLAIN SELECT * FROM {table(Session)} WHERE session_key = ''",
+        f"EXPLAIN SELECT * FROM {table(get_user_model())} WHERE id = 0",
+    ]
+    statements += [f"EXPLAIN SELECT * FROM {table(model)}" for model in (Region, Target, Probe)]
+    return statements
+
+
 def prepare_database() -> None:
-    """One connection opened and closed: the per-process lookups of the
-    first connection (psycopg's and django.contrib.postgres's types) are
-    done. A database down at start only leaves them to the first request."""
+    """The first connection opened: the per-process lookups (psycopg's and django.contrib.postgres's types)
+    are done. With the pool (use_pool), every connection it opens at start plans warm_statements(), so the
+    first requests, whichever connection they get, find their backends' catalog caches filled. A database
+    down at start only leaves all of it to the first request."""
     try:
         with connection.cursor() as cur:
             cur.execute("SELECT version()")
-    except DatabaseError as exc:
+        connection.close()
+        pool = connection.pool
+        if pool is None:
+            return
+        pool.wait(timeout=10)
+        held = [pool.getconn(timeout=10) for _ in range(pool.min_size)]
+        try:
+            statements = warm_statements()
+            for conn in held:
+                with conn.cursor() as cur:
+                    for statement in statements:
+                        cur.execute(statement)
+                if not conn.autocommit:
+                    conn.rollback()
+        finally:
+            for conn in held:
+                pool.putconn(conn)
+    except (DatabaseError, PsycopgError, PoolTimeout) as exc:
         log.warning("start-up: no database connection yet (%s); the first request will open it", exc)
     finally:
         connection.close()
@@ -221,6 +308,7 @@ def freeze_start_objects() -> None:
 
 
 STEPS = (
+    use_pool,  # first: before any connection opens
     prepare_urls,
     prepare_templates,
     prepare_languages,
