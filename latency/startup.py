@@ -16,9 +16,10 @@ It reads no measurement and fills no cache of probes.readings: the figures
 are drawn from a made-up reading of two regions, and the database is asked
 for its version and for plans (EXPLAIN, no row read) that fill each pooled
 connection's catalog caches (use_pool, warm_statements). The first request
-still reads its own data (that is the "no warm cache" of the issue). ASGI servers run it through the lifespan
-protocol (latency.asgi), so tests and manage.py commands, which import the
-application without serving it, never pay for it.
+still reads its own data (that is the "no warm cache" of the issue). ASGI
+servers run it through the lifespan protocol (latency.asgi), so tests and
+manage.py commands, which import the application without serving it, never
+pay for it.
 """
 
 from __future__ import annotations

@@ -200,15 +200,7 @@ class Histogram:
         return self._n
 
     def percentile(self, q: float) -> float | None:
-        rank = _rank(q, self._n)
-        if not self._n:
-            return None
-        seen = 0
-        for index in sorted(self._counts):
-            seen += self._counts[index]
-            if seen >= rank:
-                return bucket_value(index)
-        raise AssertionError("bucket counts do not add up to the histogram's count")
+        return self.percentiles(q)[0]
 
     def percentiles(self, *qs: float) -> list[float | None]:
         """percentile(q) of each q, sorting the buckets once (a reading's p50, p95 and chosen percentile: the
