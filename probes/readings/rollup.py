@@ -1,8 +1,8 @@
 """Reading rollup rows: merged counts and histograms of the hourly, daily,
 series and region rollups a plan uses, and the time series' rolled-up
 buckets; either way each group's rows' histograms come back as their stored
-jsonb text, gathered into one JSON array, and are merged (and picked) in
-Python.
+jsonb text, gathered into one JSON array, and are merged (numpy) and picked
+in Python.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.db import connection
 
 from probes.histogram import SQL_EDGES, Histogram, stored_percentiles
@@ -105,8 +106,8 @@ def rollup_counts(
     [samples, errors] and, per metric, histogram bucket counts.
 
     One statement: each group's histograms of a metric come back as the
-    text of one JSON array of the rows' stored jsonb (histograms_sql), which
-    json.loads parses in C, and are summed in Python (merge_histograms).
+    text of one JSON array of the rows' stored jsonb (histograms_sql), read
+    and summed per bucket by numpy (merge_histograms).
     Summing them in SQL instead (every entry expanded with jsonb_each_text,
     cast and grouped) cost two to three times as much at 10 M rows, cold:
     the days of the table of every target over 30 days, 4,500 series and
@@ -163,9 +164,35 @@ def _merged(lists: list[list[int]]) -> dict[int, int]:
     return counts
 
 
+# {"12": 3, "15": 1},{"3": 2} to 12,3,15,1,3,2: the braces, brackets, quotes and spaces dropped and each colon
+# made a comma, on the bytes (translate is a table lookup, in C).
+_COLONS = bytes.maketrans(b":", b",")
+_NOT_NUMBERS = b'{}[]" '
+
+
 def merge_histograms(text: str | None) -> dict[int, int]:
-    """Counts per bucket index of a histograms_sql value (None: no rows): its histograms merged."""
-    return _merged(_flat_lists(text))
+    """Counts per bucket index of a histograms_sql value (None: no rows): its histograms merged.
+
+    numpy reads the text as one run of index, count pairs (fromstring) and sums the counts per index (bincount),
+    both in C: on the 430,000 entries of the table of every target over 30 days, 17 against 69 ms for json.loads
+    and a dict summed in Python (_merged), which stays the path for text this fast one does not take whole."""
+    if text is None:
+        return {}
+    # An empty histogram ({}) would leave an empty field between two commas.
+    data = text.replace("{}", "").encode().translate(_COLONS, _NOT_NUMBERS).replace(b",,", b",").strip(b",")
+    if not data:
+        return {}
+    try:
+        values = np.fromstring(data, dtype=np.int64, sep=",")
+    except ValueError:
+        values = None
+    # Every number read, or none trusted (fromstring stops at a field it cannot read).
+    if values is None or len(values) != data.count(b",") + 1 or len(values) % 2 or (len(values) and values.min() < 0):
+        return _merged(_flat_lists(text))
+    # Exact: float64 holds every integer count below 2**53.
+    summed = np.bincount(values[0::2], weights=values[1::2])
+    indexes = np.flatnonzero(summed)
+    return dict(zip(indexes.tolist(), summed[indexes].astype(np.int64).tolist(), strict=True))
 
 
 def _series_sql(
@@ -248,7 +275,7 @@ def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, A
         cur.execute(totals_sql, params)
         totals = {(b, rid): (samples, at) for b, rid, samples, at in cur.fetchall()}
         cur.execute(hists_sql, params)
-        stored = {(b, rid): _flat_lists(text) for b, rid, text in cur.fetchall()}
+        stored = {(b, rid): text for b, rid, text in cur.fetchall()}
         raw: dict[tuple, dict[int, int]] = defaultdict(dict)
         if raw_sql is not None:
             cur.execute(raw_sql, params)
@@ -258,11 +285,13 @@ def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, A
     rows = []
     starts: dict[int, datetime] = {}
     for key, (samples, at) in totals.items():
-        lists = stored.get(key, [])
-        # A bucket of one stored histogram (a region block, mostly) is picked from it as stored.
-        picked = stored_percentiles(lists[0], *qs) if len(lists) == 1 and key not in raw else None
+        text = stored.get(key)
+        # A bucket of one stored histogram (a region block, mostly; histograms_sql joins two with "},{") is
+        # picked from it as stored.
+        alone = text is not None and "},{" not in text and key not in raw
+        picked = stored_percentiles(_flat_lists(text)[0], *qs) if alone else None
         if picked is None:
-            counts = _merged(lists)
+            counts = merge_histograms(text)
             get = counts.get
             for k, n in raw.get(key, {}).items():
                 counts[k] = get(k, 0) + n
