@@ -121,6 +121,11 @@ if LATENCY_DB_POOL_MAX < LATENCY_DB_POOL_MIN:
         f"LATENCY_DB_POOL_MAX ({LATENCY_DB_POOL_MAX}) must be at least LATENCY_DB_POOL_MIN ({LATENCY_DB_POOL_MIN})"
     )
 
+# Helper threads of the web process that read a window's parts (its days, its edge hours) side by side, each on
+# a pooled connection of its own (probes.readings.side_by_side); only with LATENCY_DB_POOL. 0 reads them one
+# after another on the request's connection.
+LATENCY_READ_THREADS = env_int("LATENCY_READ_THREADS", 2, minimum=0, maximum=16)
+
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured(f"REDIS_URL must be a redis://, rediss:// or unix:// URL (got {REDIS_URL!r})")

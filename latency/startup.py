@@ -36,6 +36,8 @@ from django.db import DatabaseError, connection
 from psycopg import Error as PsycopgError
 from psycopg_pool import PoolTimeout
 
+from probes.readings import side_by_side
+
 log = logging.getLogger(__name__)
 
 # Made-up regions for the sample figures: ids no table hands out.
@@ -217,6 +219,8 @@ def use_pool() -> None:
     db["OPTIONS"].setdefault(
         "pool", {"min_size": settings.LATENCY_DB_POOL_MIN, "max_size": settings.LATENCY_DB_POOL_MAX, "timeout": 10}
     )
+    # With connections to spare, a window's parts are read side by side (probes.readings.side_by_side).
+    side_by_side.enable(settings.LATENCY_READ_THREADS)
 
 
 def warm_statements() -> list[str]:

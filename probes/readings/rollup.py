@@ -11,6 +11,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from django.db import connection
 from probes.histogram import SQL_EDGES, Histogram, stored_percentiles
 from probes.metrics import BY_NAME
 from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
+from probes.readings import side_by_side
 from probes.readings.plan import EPOCH, Coverage
 from probes.readings.slots import started_in_params
 from probes.rollups.periods import HOUR, hour_runs
@@ -269,18 +271,21 @@ def _raw_part(
 _UNIX = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, Any]) -> list[tuple]:
-    totals_sql, hists_sql, raw_sql = sqls
+def _fetch_all(sql: str, params: dict[str, Any]) -> list[tuple]:
     with connection.cursor() as cur:
-        cur.execute(totals_sql, params)
-        totals = {(b, rid): (samples, at) for b, rid, samples, at in cur.fetchall()}
-        cur.execute(hists_sql, params)
-        stored = {(b, rid): text for b, rid, text in cur.fetchall()}
-        raw: dict[tuple, dict[int, int]] = defaultdict(dict)
-        if raw_sql is not None:
-            cur.execute(raw_sql, params)
-            for b, rid, k, n in cur.fetchall():
-                raw[(b, rid)][k] = n
+        cur.execute(sql, params)
+        rows: list[tuple] = cur.fetchall()
+        return rows
+
+
+def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, Any]) -> list[tuple]:
+    # Three statements over the same buckets, read side by side where the process allows (side_by_side).
+    fetched = side_by_side.run([partial(_fetch_all, sql, params) for sql in sqls if sql is not None])
+    totals = {(b, rid): (samples, at) for b, rid, samples, at in fetched[0]}
+    stored = {(b, rid): text for b, rid, text in fetched[1]}
+    raw: dict[tuple, dict[int, int]] = defaultdict(dict)
+    for b, rid, k, n in fetched[2] if len(fetched) > 2 else ():
+        raw[(b, rid)][k] = n
     qs = (0.5, 0.95, q)
     rows = []
     starts: dict[int, datetime] = {}

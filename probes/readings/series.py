@@ -11,7 +11,9 @@ the merged histogram), and a bucket with none from raw rows
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
+from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
 from probes.readings.plan import (
     SeriesPlan,
@@ -100,31 +102,39 @@ def series(f: Selection) -> list[SeriesRow]:
         if not f.raw_only and size % HOUR == timedelta(0):
             plan = coverage(f.since, f.until, daily=False)
             sp = series_plan(f.since, f.until, size, plan)
-        if sp.raw:
-            found += raw_series(f.metric, f.percentile, size, sp.raw, targets, regions)
+        missing: dict[datetime, list[datetime]] = {}
+        keys = {}
         if sp.rolled:
             scope = (f.metric, f.percentile, "every" if every else tuple(targets), tuple(regions), size)
             keys = {start: ("series", scope, start, plan.fingerprint(hours)) for start, hours in sp.rolled.items()}
-            missing = {}
             for start, key in keys.items():
                 cached = merge_cache.get(key)
                 if cached is None:
                     missing[start] = sp.rolled[start]
                 else:
                     found += cached
-            if missing:
-                computed = _rolled(f, size, missing, [], every, targets, regions)
-                by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
-                for row in computed:
-                    by_bucket[row[0]].append(row)
-                for start, bucket in by_bucket.items():
-                    merge_cache.put(keys[start], bucket, weight=1 + len(bucket))
-                found += computed
+        # The raw buckets, the rolled-up ones not cached and the mixed ones are read side by side where the
+        # process allows (side_by_side); the mixed are never cached: their raw rows are what changes between
+        # two reads.
+        jobs = {}
+        if sp.raw:
+            jobs["raw"] = partial(raw_series, f.metric, f.percentile, size, sp.raw, targets, regions)
+        if missing:
+            jobs["rolled"] = partial(_rolled, f, size, missing, [], every, targets, regions)
         if sp.mixed:
-            # Never cached: their raw rows are what changes between two reads.
             hours = {start: marked for start, (marked, _) in sp.mixed.items()}
             raw = merge_intervals([part for _, parts in sp.mixed.values() for part in parts])
-            found += _rolled(f, size, hours, raw, every, targets, regions)
+            jobs["mixed"] = partial(_rolled, f, size, hours, raw, every, targets, regions)
+        results = dict(zip(jobs, side_by_side.run(list(jobs.values())), strict=True))
+        found += results.get("raw", [])
+        if missing:
+            by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
+            for row in results["rolled"]:
+                by_bucket[row[0]].append(row)
+            for start, bucket in by_bucket.items():
+                merge_cache.put(keys[start], bucket, weight=1 + len(bucket))
+            found += results["rolled"]
+        found += results.get("mixed", [])
     info = _regions({row[1] for row in found})
     now = datetime.now(UTC)
     rows: list[SeriesRow] = [

@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
+from functools import partial
 
 from probes.histogram import Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
+from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
 from probes.readings.plan import Coverage, coverage, ladder_tiles, reporting_reads, series_tiles
 from probes.readings.raw import read_raw
@@ -65,7 +67,6 @@ def read_window(
         raise ValueError("raw_values needs rollups=False: rollups keep histograms, not values")
 
     narrow = {"target_id": target_ids, "probe_id": probe_ids, "region_id": region_ids}
-    out: dict[tuple, Reading] = defaultdict(Reading)
     with reporting_reads():
         plan = coverage(since, until, rollups=rollups)
         rolled_narrow: dict[str, list[int] | None] = narrow
@@ -86,6 +87,10 @@ def read_window(
                 Coverage(since=since, until=until, days=days, spans=spans, built=plan.built),
                 Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
             ]
+        # Every part not in the cache, and the raw rows, are read side by side where the process allows
+        # (side_by_side: the served web process); the raw rows first, on this thread.
+        merged_parts = []
+        jobs: list = [partial(_raw_part, plan.raw, group_by, narrow, metrics, raw_values)]
         for part in parts:
             if not (part.days or part.hours or part.blocks or part.spans):
                 continue
@@ -96,13 +101,11 @@ def read_window(
                 key = ("window", group_by, scope, metrics, periods, part.fingerprint())
                 merged = merge_cache.get(key)
             if merged is None:
-                totals, buckets = rollup_counts(part, group_by, rolled_narrow, metrics)
-                merged = {
-                    group: (tuple(t), {m: Histogram.of_sums(c) for m, c in buckets.get(group, {}).items()})
-                    for group, t in totals.items()
-                }
-                if key is not None:
-                    merge_cache.put(key, merged, weight=1 + sum(len(c) for b in buckets.values() for c in b.values()))
+                jobs.append(partial(_rolled_part, part, group_by, rolled_narrow, metrics, key))
+            else:
+                merged_parts.append(merged)
+        out, *read_parts = side_by_side.run(jobs)
+        for merged in [*merged_parts, *read_parts]:
             for group, ((samples, errors), hists) in merged.items():
                 r = out[group]
                 r.samples += samples
@@ -110,6 +113,27 @@ def read_window(
                 for metric, hist in hists.items():
                     # Into the reading's own histogram: the cached one is shared.
                     r.hists[metric].merge(hist)
-        if plan.raw:
-            read_raw(out, plan.raw, group_by, narrow, metrics, raw_values)
     return dict(out)
+
+
+def _raw_part(
+    raw: list, group_by: tuple[str, ...], narrow: dict, metrics: tuple[str, ...], raw_values: tuple[str, ...]
+) -> defaultdict[tuple, Reading]:
+    out: defaultdict[tuple, Reading] = defaultdict(Reading)
+    if raw:
+        read_raw(out, raw, group_by, narrow, metrics, raw_values)
+    return out
+
+
+def _rolled_part(
+    part: Coverage, group_by: tuple[str, ...], narrow: dict, metrics: tuple[str, ...], key: tuple | None
+) -> dict[tuple, tuple[tuple, dict[str, Histogram]]]:
+    """A part's rollups merged per group ((samples, errors), histograms), kept in merge_cache under key."""
+    totals, buckets = rollup_counts(part, group_by, narrow, metrics)
+    merged = {
+        group: (tuple(t), {m: Histogram.of_sums(c) for m, c in buckets.get(group, {}).items()})
+        for group, t in totals.items()
+    }
+    if key is not None:
+        merge_cache.put(key, merged, weight=1 + sum(len(c) for b in buckets.values() for c in b.values()))
+    return merged
