@@ -176,8 +176,9 @@ def merge_histograms(text: str | None) -> dict[int, int]:
     """Counts per bucket index of a histograms_sql value (None: no rows): its histograms merged.
 
     numpy reads the text as one run of index, count pairs (fromstring) and sums the counts per index (bincount),
-    both in C: on the 430,000 entries of the table of every target over 30 days, 17 against 69 ms for json.loads
-    and a dict summed in Python (_merged), which stays the path for text this fast one does not take whole."""
+    both in C: on the 1,800 texts (430,000 entries) of the table of every target over 30 days, a median 45 against
+    85 ms for json.loads and a dict summed in Python (_merged), which stays the path for text this one does not
+    read whole."""
     if text is None:
         return {}
     # An empty histogram ({}) would leave an empty field between two commas.
