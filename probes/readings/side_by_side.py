@@ -1,5 +1,6 @@
 """A reading's independent statements side by side, each on a database connection of its own: read_window's
-days, edge hours and raw rows. Only in the served web process, whose connections come from a pool
+days, edge hours and raw rows; the time series' raw, rolled-up and mixed buckets, and each rolled-up read's
+totals, histograms and raw counts. Only in the served web process, whose connections come from a pool
 (latency.startup turns it on with enable()); everywhere else, tests included, run() runs the jobs one after
 another on the caller's connection, as before.
 
@@ -12,7 +13,8 @@ snapshot whichever connection runs it; the plan (which rollups are complete) is 
 
 A busy server never waits for a helper: a job goes to a helper thread only while the pool has an idle
 connection for it, and a job no helper has started when the caller is done with its own is taken back and run
-by the caller.
+by the caller. A job may itself call run() (the time series does): it only ever waits for jobs a helper is
+already running, so nesting cannot deadlock the helpers.
 """
 
 from __future__ import annotations
