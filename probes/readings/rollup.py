@@ -190,10 +190,15 @@ def merge_histograms(text: str | None) -> dict[int, int]:
     except ValueError:
         values = None
     # Every number read, or none trusted (fromstring stops at a field it cannot read).
-    if values is None or len(values) != data.count(b",") + 1 or len(values) % 2 or (len(values) and values.min() < 0):
+    if values is None or len(values) != data.count(b",") + 1 or len(values) % 2:
         return _merged(_flat_lists(text))
-    # Exact: float64 holds every integer count below 2**53.
-    summed = np.bincount(values[0::2], weights=values[1::2])
+    try:
+        # Exact: float64 holds every integer count below 2**53.
+        summed = np.bincount(values[0::2], weights=values[1::2])
+    except ValueError:
+        # A negative bucket index (none is ever stored): the Python merge keeps it as the text says, and
+        # reading the histogram refuses it (probes.histogram._check_index).
+        return _merged(_flat_lists(text))
     indexes = np.flatnonzero(summed)
     return dict(zip(indexes.tolist(), summed[indexes].astype(np.int64).tolist(), strict=True))
 

@@ -6,9 +6,10 @@ sources meet.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 from probes.histogram import Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
@@ -90,7 +91,9 @@ def read_window(
         # Every part not in the cache, and the raw rows, are read side by side where the process allows
         # (side_by_side: the served web process); the raw rows first, on this thread.
         merged_parts = []
-        jobs: list = [partial(_raw_part, plan.raw, group_by, narrow, metrics, raw_values)]
+        # The first job's result is the readings the others are merged into, so the raw part always has one,
+        # even with no raw interval (it then reads nothing).
+        jobs: list[Callable[[], Any]] = [partial(_raw_part, plan.raw, group_by, narrow, metrics, raw_values)]
         for part in parts:
             if not (part.days or part.hours or part.blocks or part.spans):
                 continue

@@ -11,7 +11,7 @@ from django.db import connection
 from hypothesis import given
 from hypothesis import strategies as st
 
-from probes.histogram import BUCKETS
+from probes.histogram import BUCKETS, Histogram
 from probes.readings.rollup import histograms_sql, merge_histograms
 
 histogram = st.dictionaries(st.integers(0, BUCKETS - 1), st.integers(1, 2**40), max_size=40)
@@ -37,6 +37,14 @@ def test_merged_counts_are_the_sum_of_every_stored_histogram(histograms: list[di
 def test_a_group_of_empty_histograms_has_no_counts() -> None:
     assert merge_histograms("[{},{},{}]") == {}
     assert merge_histograms(None) == {}
+
+
+def test_a_negative_bucket_index_is_kept_for_the_histogram_to_refuse() -> None:
+    # No rollup stores one; numpy's bincount cannot count it, so the Python merge takes the text as it is.
+    merged = merge_histograms('[{"-3": 2, "5": 1}, {"5": 4}]')
+    assert merged == {-3: 2, 5: 5}
+    with pytest.raises(ValueError, match="bucket index"):
+        Histogram(merged)
 
 
 def test_runs_of_empty_histograms_between_full_ones_lose_no_count() -> None:
