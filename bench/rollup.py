@@ -14,7 +14,12 @@ Measured in one process:
       rows per second of raw rows rolled up. Its statements set work_mem (128 MB: a day's sort stays in memory)
       and jit (off) locally; parallel workers cannot serve an INSERT, hence days side by side on connections of
       their own;
-  (b) the Python reference (devtools/rollup_reference.py: the builder this replaced) on one day, for the ratio.
+  (b) the Python reference (devtools/rollup_reference.py: the builder this replaced) on one day, for the ratio;
+  (c) on the last day, one core: the SQL builder alone (rebuild_range, one worker), beside the least any SQL
+      rollup of that day must do (floor_sql: its raw rows scanned, grouped per probe, region and hour, every
+      metric's bucket computed by width_bucket and gathered per group, nothing counted into histograms or written).
+      Their ratio is the share of the builder's time that forming and writing the histograms, ranks and region
+      blocks takes, which no reformulation of the scan can remove.
 Medians, the machine's load, and PASS/MISS against the goal: at least 1,000,000 rows/s, and 60 days of 10 M rows in
 under 30 s.
 
@@ -179,6 +184,51 @@ def time_python(day: datetime, repeats: int) -> tuple[list[float], int]:
     return times, len(groups)
 
 
+def floor_sql() -> str:
+    """The floor of (c): _hourly_sql's scan, grouping and bucketing of one day's raw rows, and no more. Its groups'
+    sizes and bucket counts are summed, so PostgreSQL cannot drop the aggregates as unused."""
+    from probes.histogram import SQL_EDGES
+    from probes.metrics import HISTOGRAM
+    from probes.models import Measurement
+
+    edges = "'{" + ",".join(repr(e) for e in SQL_EDGES) + "}'::float8[]"
+    buckets = ", ".join(f"width_bucket(m.{metric.column}, {edges})" for metric in HISTOGRAM)
+    return f"""
+        SELECT count(*), sum(samples), sum(cardinality(buckets)) FROM (
+            SELECT count(*) AS samples, array_agg(ARRAY[{buckets}]) AS buckets
+            FROM {Measurement._meta.db_table} m
+            WHERE started_at >= %(since)s AND started_at < %(until)s
+              AND scheduled_for >= %(low)s AND scheduled_for < %(high)s
+            GROUP BY probe_id, region_id, date_trunc('hour', started_at, 'UTC')
+        ) g
+    """
+
+
+def time_one_day(day: datetime, repeats: int) -> tuple[list[float], list[float]]:
+    """Seconds of (c) on one day, each run: the builder alone over the day (its rollups rebuilt in place), and
+    floor_sql over the same rows; with the builder's own settings (work_mem, jit)."""
+    from django.db import connection, transaction
+
+    from probes.rollups import rebuild_range
+    from probes.slot_time import slot_bounds
+
+    end = day + timedelta(days=1)
+    low, high = slot_bounds(day, end)
+    builder, floor = [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        rebuild_range(day, end, workers=1)
+        builder.append(time.perf_counter() - t)
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute("SET LOCAL work_mem = '128MB'")
+            cur.execute("SET LOCAL jit = off")
+            t = time.perf_counter()
+            cur.execute(floor_sql(), {"since": day, "until": end, "low": low, "high": high})
+            cur.fetchall()
+            floor.append(time.perf_counter() - t)
+    return builder, floor
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -204,6 +254,8 @@ def main() -> int:
         day = data["end"] - timedelta(days=1)
         log("rollup bench: Python reference over one day")
         python_s, groups = time_python(day, args.repeats)
+        log("rollup bench: the SQL builder and the floor over one day, one core")
+        day_builder_s, day_floor_s = time_one_day(day, args.repeats)
     except BenchError as exc:
         log(f"rollup bench: {exc}")
         return 1
@@ -235,6 +287,14 @@ def main() -> int:
             "rollups": groups,
         },
         "ratio": sql_rate / python_rate,
+        "one_day_one_core": {
+            "rows": day_rows,
+            "builder_s": day_builder_s,
+            "builder_rows_per_s": day_rows / statistics.median(day_builder_s),
+            "floor_s": day_floor_s,
+            "floor_rows_per_s": day_rows / statistics.median(day_floor_s),
+            "builder_over_floor": statistics.median(day_builder_s) / statistics.median(day_floor_s),
+        },
         "sixty_days_of_10m_s": projected,
         "machine": harness.machine_context(),
     }
@@ -253,6 +313,13 @@ def main() -> int:
             f"{day_rows:,} rows; runs {', '.join(f'{t:.2f}' for t in python_s)} s)"
         )
         print(f"SQL / Python rate: {result['ratio']:.1f}x")
+        one = result["one_day_one_core"]
+        print(
+            f"one day, one core: SQL builder {one['builder_rows_per_s']:,.0f} rows/s, floor (scan, group, bucket) "
+            f"{one['floor_rows_per_s']:,.0f} rows/s; the builder takes {one['builder_over_floor']:.1f}x the floor's "
+            f"time (runs {', '.join(f'{t:.2f}' for t in day_builder_s)} and "
+            f"{', '.join(f'{t:.2f}' for t in day_floor_s)} s)"
+        )
         machine = result["machine"]
         print(f"machine: {machine['usable_cpus']} CPUs, load average {machine['loadavg']} at the end")
         verdict = "PASS" if result["pass"] else "MISS"
