@@ -187,12 +187,11 @@ def time_python(day: datetime, repeats: int) -> tuple[list[float], int]:
 def floor_sql() -> str:
     """The floor of (c): _hourly_sql's scan, grouping and bucketing of one day's raw rows, and no more. Its groups'
     sizes and bucket counts are summed, so PostgreSQL cannot drop the aggregates as unused."""
-    from probes.histogram import SQL_EDGES
     from probes.metrics import HISTOGRAM
     from probes.models import Measurement
 
-    edges = "'{" + ",".join(repr(e) for e in SQL_EDGES) + "}'::float8[]"
-    buckets = ", ".join(f"width_bucket(m.{metric.column}, {edges})" for metric in HISTOGRAM)
+    # The edges bound as the builder binds them (a float8[] parameter), so both compare the same doubles.
+    buckets = ", ".join(f"width_bucket(m.{metric.column}, %(edges)s::float8[])" for metric in HISTOGRAM)
     return f"""
         SELECT count(*), sum(samples), sum(cardinality(buckets)) FROM (
             SELECT count(*) AS samples, array_agg(ARRAY[{buckets}]) AS buckets
@@ -209,6 +208,7 @@ def time_one_day(day: datetime, repeats: int) -> tuple[list[float], list[float]]
     floor_sql over the same rows; with the builder's own settings (work_mem, jit)."""
     from django.db import connection, transaction
 
+    from probes.histogram import SQL_EDGES
     from probes.rollups import rebuild_range
     from probes.slot_time import slot_bounds
 
@@ -223,7 +223,7 @@ def time_one_day(day: datetime, repeats: int) -> tuple[list[float], list[float]]
             cur.execute("SET LOCAL work_mem = '128MB'")
             cur.execute("SET LOCAL jit = off")
             t = time.perf_counter()
-            cur.execute(floor_sql(), {"since": day, "until": end, "low": low, "high": high})
+            cur.execute(floor_sql(), {"since": day, "until": end, "low": low, "high": high, "edges": SQL_EDGES})
             cur.fetchall()
             floor.append(time.perf_counter() - t)
     return builder, floor
