@@ -11,6 +11,7 @@ quoting, never by string formatting.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 import psycopg
 from django.db import connections
@@ -111,8 +112,10 @@ def measurements_select(where: sql.Composable) -> sql.Composed:
 async def measurement_csv(where: sql.Composable) -> AsyncIterator[bytes]:
     """The header at once (before the database is even reached), then COPY's blocks."""
     yield header_line(MEASUREMENT_COLUMNS)
-    async for block in copy_csv(measurements_select(where)):
-        yield block
+    # Closed with the stream (the client went away), not whenever it is collected: it holds a connection.
+    async with aclosing(copy_csv(measurements_select(where))) as blocks:
+        async for block in blocks:
+            yield block
 
 
 def filtered_csv(f: ExportFilters) -> AsyncIterator[bytes]:
