@@ -194,9 +194,13 @@ LATENCY_PRUNE_BATCH = env_int("LATENCY_PRUNE_BATCH", 10000, minimum=100)
 # Days of partitions (probes.partitions) the scheduler keeps made ahead of today, hourly: a day or more of a
 # scheduler outage then still finds tomorrow's partition in place.
 LATENCY_PARTITIONS_AHEAD_DAYS = env_int("LATENCY_PARTITIONS_AHEAD_DAYS", 7, minimum=1, maximum=366)
-# CSV exports each hold a PostgreSQL connection for their whole stream:
+# CSV exports each hold a PostgreSQL connection for their whole stream (regions.csv up to LATENCY_EXPORT_READERS):
 # beyond this many at once per web process, the next one is answered 429.
 LATENCY_MAX_CONCURRENT_EXPORTS = env_int("LATENCY_MAX_CONCURRENT_EXPORTS", 4, minimum=1, maximum=100)
+# Connections one regions.csv export reads its rollups on at once, in consecutive parts streamed in order
+# (probes.exports.pgcopy.copy_csv_parts): PostgreSQL formats a COPY's rows on one core, so 2 halves the time of
+# a long export on two. Exports then hold up to this many connections each; 1 reads in one statement.
+LATENCY_EXPORT_READERS = env_int("LATENCY_EXPORT_READERS", 2, minimum=1, maximum=8)
 LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout (region workers: MAX_PROBE_TIMEOUT_S)
 # Region workers' heartbeats (probes/fleet/heartbeats.py): the history kept per worker, and how long a
 # worker no heartbeat has mentioned stays listed.

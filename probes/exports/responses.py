@@ -1,6 +1,7 @@
 """Streaming a CSV export as an HTTP response, within a bounded number of slots.
 
-Each export holds a PostgreSQL connection of its own for its whole stream,
+Each export holds a PostgreSQL connection of its own for its whole stream
+(regions.csv up to LATENCY_EXPORT_READERS, probes.exports.pgcopy.copy_csv_parts),
 so the number streaming at once is capped per process
 (LATENCY_MAX_CONCURRENT_EXPORTS); one over the cap is refused with 429 and
 Retry-After before any connection is opened. The site's export views and

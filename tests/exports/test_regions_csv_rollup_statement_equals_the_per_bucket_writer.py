@@ -14,7 +14,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from devtools.regions_csv_reference import reference_csv
-from probes.exports import ExportFilters
+from probes.exports import ExportFilters, regions
 from probes.exports.regions import REGION_COLUMNS
 from probes.histogram import _EDGES
 from probes.models import HourlyRollup, Measurement, RollupHour
@@ -108,5 +108,19 @@ async def test_a_narrowed_selection_writes_the_same_bytes_too(client, world):
     filters = ExportFilters(since=SINCE, until=UNTIL, bucket="1h", target_ids=[probe.target_id], region_ids=[region.id])
     _, text = await download(client, URL, target=probe.target_id, region="lagos", **params)
     assert text.count("\n") > 50
+    expected = ",".join(REGION_COLUMNS) + "\n" + await sync_to_async(reference_csv)(filters)
+    assert text == expected
+
+
+@pytest.mark.parametrize(("bucket", "part_buckets", "readers"), [("1h", 5, 3), ("1h", 48, 1), ("1d", 1, 2)])
+async def test_read_in_parts_on_several_connections_it_writes_the_same_bytes(
+    client, world, settings, monkeypatch, bucket, part_buckets, readers
+):
+    # 1 h: 55 buckets in 11 parts on three connections, or one statement; 1 d: a part per day.
+    settings.LATENCY_EXPORT_READERS = readers
+    monkeypatch.setattr(regions, "PART_BUCKETS", part_buckets)
+    filters = ExportFilters(since=SINCE, until=UNTIL, bucket=bucket)
+    assert len(regions.parts(filters, readers)) == {("1h", 3): 11, ("1h", 1): 1, ("1d", 2): 4}[bucket, readers]
+    _, text = await download(client, URL, bucket=bucket, since=SINCE.isoformat(), until=UNTIL.isoformat())
     expected = ",".join(REGION_COLUMNS) + "\n" + await sync_to_async(reference_csv)(filters)
     assert text == expected
