@@ -69,6 +69,13 @@ def _read_parts(
     """A reader thread: parts first, first + step, ... on one connection, each block handed on (hand) once there
     is room for it, then None; an error is handed on in place of the part it ended."""
     index = first
+
+    def send(block: bytes) -> None:
+        room.acquire()
+        if stop.is_set():
+            raise _Stopped
+        hand(index, block)
+
     try:
         with psycopg.connect(**connection_params(), autocommit=True) as conn:
             conn.execute("SET jit = off")
@@ -83,16 +90,10 @@ def _read_parts(
                     while data := copy.read():
                         buffer += data
                         if len(buffer) >= BLOCK:
-                            room.acquire()
-                            if stop.is_set():
-                                raise _Stopped
-                            hand(index, bytes(buffer))
+                            send(bytes(buffer))
                             buffer.clear()
                 if buffer:
-                    room.acquire()
-                    if stop.is_set():
-                        raise _Stopped
-                    hand(index, bytes(buffer))
+                    send(bytes(buffer))
                 hand(index, None)
     except _Stopped:
         pass
@@ -136,7 +137,7 @@ async def copy_csv_parts(
             finally:
                 loop.call_soon_threadsafe(ended.set_result, None)
 
-        threading.Thread(target=run, name=f"regions-csv-reader-{first}", daemon=True).start()
+        threading.Thread(target=run, name=f"export-reader-{first}", daemon=True).start()
         return ended
 
     done = [start(r, room) for r, room in enumerate(rooms)]

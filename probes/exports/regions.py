@@ -231,8 +231,7 @@ def parts(f: ExportFilters, readers: int) -> list[ExportFilters]:
     if size is None or readers < 2:
         return [f]
     # Every bucket's start but the first's (which may be before since).
-    first = readings.bucket_start(f.since, size)
-    starts = list(itertools.takewhile(lambda t: t < f.until, (first + size * k for k in itertools.count(1))))
+    starts = [start for _label, start, _end in readings.spans(selection(f), size)][1:]
     buckets = len(starts) + 1
     count = max(min(readers, buckets), -(-buckets // PART_BUCKETS))
     cuts = [starts[buckets * i // count - 1] for i in range(1, count)]

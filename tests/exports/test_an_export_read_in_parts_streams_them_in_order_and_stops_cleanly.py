@@ -52,7 +52,7 @@ def copies_running() -> int:
 
 
 def readers_alive() -> int:
-    return sum(t.name.startswith("regions-csv-reader") and t.is_alive() for t in threading.enumerate())
+    return sum(t.name.startswith("export-reader") and t.is_alive() for t in threading.enumerate())
 
 
 @pytest.mark.parametrize("readers", [1, 3])
