@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
-from probes.histogram import SQL_EDGES, Histogram, stored_percentiles
+from probes.histogram import SQL_EDGES, stored_percentiles
 from probes.metrics import BY_NAME
 from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
 from probes.readings import side_by_side
+from probes.readings.picks import merged_percentiles
 from probes.readings.plan import EPOCH, Coverage
 from probes.readings.slots import started_in_params
 from probes.rollups.periods import HOUR, hour_runs
@@ -293,22 +294,24 @@ def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, A
     for b, rid, k, n in fetched[2] if len(fetched) > 2 else ():
         raw[(b, rid)][k] = n
     qs = (0.5, 0.95, q)
-    rows = []
-    starts: dict[int, datetime] = {}
-    for key, (samples, at) in totals.items():
+    picks: dict[tuple, list[float | None]] = {}
+    for key in totals:
         text = stored.get(key)
         # A bucket of one stored histogram (a region block, mostly; histograms_sql joins two with "},{") is
         # picked from it as stored.
-        alone = text is not None and "},{" not in text and key not in raw
-        picked = stored_percentiles(_flat_lists(text)[0], *qs) if alone else None
-        if picked is None:
-            counts = merge_histograms(text)
-            get = counts.get
-            for k, n in raw.get(key, {}).items():
-                counts[k] = get(k, 0) + n
-            picked = Histogram.of_sums(counts).percentiles(*qs)
+        if text is not None and "},{" not in text and key not in raw:
+            picked = stored_percentiles(_flat_lists(text)[0], *qs)
+            if picked is not None:
+                picks[key] = picked
+    # The others merged and picked all at once (picks.py).
+    merged = [key for key in totals if key not in picks]
+    found = merged_percentiles([stored.get(key) for key in merged], [raw.get(key) for key in merged], qs)
+    picks.update(zip(merged, found, strict=True))
+    rows = []
+    starts: dict[int, datetime] = {}
+    for key, (samples, at) in totals.items():
         start = starts.get(key[0]) or starts.setdefault(key[0], datetime.fromtimestamp(key[0], UTC))
-        rows.append((start, key[1], samples, *picked, _UNIX + timedelta(microseconds=at)))
+        rows.append((start, key[1], samples, *picks[key], _UNIX + timedelta(microseconds=at)))
     return rows
 
 
