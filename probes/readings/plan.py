@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import connection, transaction
 
@@ -112,13 +112,29 @@ def coverage(since: datetime, until: datetime, *, rollups: bool = True, daily: b
     """Plan a reading of [since, until): which complete days come from
     DailyRollup, which hours from HourlyRollup, and which intervals from raw
     rows (see the module docstring). rollups=False: raw rows only."""
-    from probes.models import RollupHour
-
     built: dict[datetime, datetime] = {}
     first, end = ceil_hour(since), floor_hour(until)
     if rollups and first < end:
-        built = dict(RollupHour.objects.filter(hour__gte=first, hour__lt=end).values_list("hour", "built_at"))
+        built = marks(first, end)
     return coverage_of(since, until, built, daily=daily)
+
+
+_UNIX = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def marks(first: datetime, end: datetime) -> dict[datetime, datetime]:
+    """The RollupHour marks of the hours in [first, end): hour -> built_at. Read as whole microseconds since
+    1970 and made datetimes here: psycopg reads a timestamptz from its text in Python (about 5 microseconds
+    each), and every reading of 30 days plans from 720 marks of two (5 of the 7 ms of planning it)."""
+    from probes.models import RollupHour
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT (extract(epoch FROM hour) * 1000000)::int8, (extract(epoch FROM built_at) * 1000000)::int8"
+            f" FROM {RollupHour._meta.db_table} WHERE hour >= %s AND hour < %s",
+            [first, end],
+        )
+        return {_UNIX + timedelta(microseconds=h): _UNIX + timedelta(microseconds=b) for h, b in cur.fetchall()}
 
 
 def coverage_of(since: datetime, until: datetime, built: dict[datetime, datetime], *, daily: bool = True) -> Coverage:

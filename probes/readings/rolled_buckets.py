@@ -28,6 +28,7 @@ from probes.histogram import SQL_EDGES
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.models import DailyRollup, HourlyRollup, Measurement
 from probes.readings.plan import EPOCH, Coverage, coverage_of, merge_intervals
+from probes.readings.plan import marks as plan_marks
 from probes.readings.rank import reached_sql
 from probes.readings.selection import Selection
 from probes.readings.slots import started_in_literals
@@ -54,12 +55,10 @@ def plan_buckets(
 
 
 def marks(f: Selection) -> dict[datetime, datetime]:
-    from probes.models import RollupHour
-
     first, end = ceil_hour(f.since), floor_hour(f.until)
     if first >= end:
         return {}
-    return dict(RollupHour.objects.filter(hour__gte=first, hour__lt=end).values_list("hour", "built_at"))
+    return plan_marks(first, end)
 
 
 def _narrow(alias: str, f: Selection, columns: tuple[str, ...]) -> list[sql.Composable]:
