@@ -183,8 +183,14 @@ class Histogram:
             self._counts = dict(other._counts)
             self._n = other._n
             return
-        own = self._counts
-        for index, count in other._counts.items():
+        own, more = self._counts, other._counts
+        if len(more) > len(own):
+            # The smaller one is added into a copy of the larger (a copy is one C call): a reading's few raw
+            # buckets into its days' merge, not the other way round (8 to 5 ms for the 900 series of the table
+            # of every target over 30 days). other's own counts stay as they are: it may be a cached merge.
+            own, more = dict(more), own
+            self._counts = own
+        for index, count in more.items():
             own[index] = own.get(index, 0) + count
         self._n += other._n
 

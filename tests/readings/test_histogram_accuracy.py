@@ -99,6 +99,17 @@ def test_merged_leaves_its_inputs_untouched():
     assert a == histogram_of([1.0, 2.0]) and b == histogram_of([3.0])
 
 
+def test_merging_a_larger_histogram_in_sums_both_and_leaves_it_untouched(samples):
+    # merge adds the smaller into a copy of the larger; the larger may be a cached merge others still read.
+    small, large = histogram_of(samples[:3]), histogram_of(samples[3:])
+    before = Histogram.merged([large])
+    small.merge(large)
+    assert small == histogram_of(samples) and small.count == N
+    assert large == before and large.count == N - 3
+    small.merge(histogram_of([1.0]))
+    assert large == before and small.count == N + 1
+
+
 def test_sparse_form_round_trips_through_json(samples):
     histogram = histogram_of(samples)
     sparse = json.loads(json.dumps(histogram.to_sparse()))
