@@ -119,7 +119,8 @@ def coverage(since: datetime, until: datetime, *, rollups: bool = True, daily: b
     return coverage_of(since, until, built, daily=daily)
 
 
-_UNIX = datetime(1970, 1, 1, tzinfo=UTC)
+# What times read as integers count from (EPOCH is where buckets are aligned, which may differ).
+UNIX = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def marks(first: datetime, end: datetime) -> dict[datetime, datetime]:
@@ -134,7 +135,7 @@ def marks(first: datetime, end: datetime) -> dict[datetime, datetime]:
             f" FROM {RollupHour._meta.db_table} WHERE hour >= %s AND hour < %s",
             [first, end],
         )
-        return {_UNIX + timedelta(microseconds=h): _UNIX + timedelta(microseconds=b) for h, b in cur.fetchall()}
+        return {UNIX + timedelta(microseconds=h): UNIX + timedelta(microseconds=b) for h, b in cur.fetchall()}
 
 
 def coverage_of(since: datetime, until: datetime, built: dict[datetime, datetime], *, daily: bool = True) -> Coverage:

@@ -22,7 +22,7 @@ from probes.metrics import BY_NAME
 from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
 from probes.readings import side_by_side
 from probes.readings.picks import merged_percentiles
-from probes.readings.plan import EPOCH, Coverage
+from probes.readings.plan import EPOCH, UNIX, Coverage
 from probes.readings.slots import started_in_params
 from probes.rollups.periods import HOUR, hour_runs
 
@@ -275,9 +275,6 @@ def _raw_part(
     return BY_NAME[metric].column, where
 
 
-_UNIX = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def _fetch_all(sql: str, params: dict[str, Any]) -> list[tuple]:
     with connection.cursor() as cur:
         cur.execute(sql, params)
@@ -311,7 +308,7 @@ def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, A
     starts: dict[int, datetime] = {}
     for key, (samples, at) in totals.items():
         start = starts.get(key[0]) or starts.setdefault(key[0], datetime.fromtimestamp(key[0], UTC))
-        rows.append((start, key[1], samples, *picks[key], _UNIX + timedelta(microseconds=at)))
+        rows.append((start, key[1], samples, *picks[key], UNIX + timedelta(microseconds=at)))
     return rows
 
 
