@@ -1,7 +1,8 @@
 """A long window's raw edges are counted into histogram buckets in SQL
-(probes.readings.raw.read_raw without raw values): the same samples, errors
-and bucket counts, per group and metric, as adding the rows one by one in
-Python, on random values, values exactly on bucket edges and one ulp either
+(probes.readings.raw.read_raw without raw values), and a raw window's
+values are gathered and bucketed in numpy (read_raw with raw values): both
+give the same samples, errors and bucket counts, per group and metric, as
+adding the rows one by one in Python, on random values, values exactly on bucket edges and one ulp either
 side, 0, values under MIN_VALUE and over MAX_VALUE, and NULL phases."""
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import random
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 
+from django.db.models import Q
+
 from probes.histogram import _EDGES, MAX_VALUE, MIN_VALUE
 from probes.metrics import HISTOGRAM, HISTOGRAM_NAMES
 from probes.models import Measurement
-from probes.readings.raw import _read_raw_rows, read_raw
+from probes.readings.raw import read_raw
 from probes.readings.rows import Reading
+from probes.readings.slots import started_in
 from tests.factories import MeasurementFactory
 
 START = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
@@ -37,14 +41,25 @@ def awkward_value(rng: random.Random) -> float | None:
     )
 
 
-def readings_both_ways(group_by, narrow, intervals):
-    metrics = tuple(HISTOGRAM_NAMES)
-    in_sql: dict = defaultdict(Reading)
-    one_by_one: dict = defaultdict(Reading)
-    read_raw(in_sql, intervals, group_by, narrow, metrics)
-    # The row-by-row path (kept for raw values), asked for one value column so it runs; the histograms are compared.
-    _read_raw_rows(one_by_one, intervals, group_by, narrow, metrics, ("ttft_ms",))
-    return in_sql, one_by_one
+def added_one_by_one(group_by, narrow, intervals) -> dict:
+    """The reference: the rows themselves, read through the ORM and added to their readings one value at a time."""
+    q = Q(pk__in=[])
+    for a, b in intervals:
+        q |= started_in(a, b)
+    rows = Measurement.objects.filter(q)
+    for column, values in narrow.items():
+        if values:
+            rows = rows.filter(**{f"{column}__in": values})
+    out: dict = defaultdict(Reading)
+    for row in rows:
+        r = out[tuple(getattr(row, c) for c in group_by)]
+        r.samples += 1
+        r.errors += row.outcome != "ok"
+        for metric in HISTOGRAM:
+            value = getattr(row, metric.column)
+            if value is not None:
+                r.hists[metric.name].add(value)
+    return out
 
 
 def test_raw_rows_bucketed_in_sql_equal_the_python_histograms(make_probe, make_region):
@@ -77,13 +92,18 @@ def test_raw_rows_bucketed_in_sql_equal_the_python_histograms(make_probe, make_r
         (("region_id", "target_id"), {"target_id": [probes[0].target_id], "probe_id": None, "region_id": None}),
         (("probe_id",), {"target_id": None, "probe_id": None, "region_id": [regions[1].id]}),
     ]:
-        in_sql, one_by_one = readings_both_ways(group_by, narrow, intervals)
-        assert set(in_sql) == set(one_by_one) and in_sql
+        one_by_one = added_one_by_one(group_by, narrow, intervals)
+        # Counted in SQL (a long window's edges), and gathered as values (a raw window, ttft's values kept).
+        in_sql: dict = defaultdict(Reading)
+        read_raw(in_sql, intervals, group_by, narrow, tuple(HISTOGRAM_NAMES))
+        with_values: dict = defaultdict(Reading)
+        read_raw(with_values, intervals, group_by, narrow, tuple(HISTOGRAM_NAMES), ("ttft_ms",))
+        assert set(in_sql) == set(with_values) == set(one_by_one) and in_sql
         for group, expected in one_by_one.items():
-            got = in_sql[group]
-            assert (got.samples, got.errors) == (expected.samples, expected.errors)
-            for metric in HISTOGRAM_NAMES:
-                assert got.hists[metric] == expected.hists[metric], (group, metric)
+            for got in (in_sql[group], with_values[group]):
+                assert (got.samples, got.errors) == (expected.samples, expected.errors)
+                for metric in HISTOGRAM_NAMES:
+                    assert got.hists[metric] == expected.hists[metric], (group, metric)
 
 
 def test_no_interval_reads_nothing(db):
