@@ -10,6 +10,23 @@ from typing import TypedDict
 from probes.histogram import Histogram, exact_percentile
 from probes.metrics import BY_NAME, HISTOGRAM
 
+_HISTOGRAM_NAMES = frozenset(m.name for m in HISTOGRAM)
+
+
+class _Hists(dict[str, Histogram]):
+    """A reading's histograms by metric, each made empty when first asked for by [], so a reading holds only
+    the ones it was given or asked for: a table of every target makes 900 readings of one metric each, 7,200
+    empty histograms when all eight were made for each (the table over 24 h at 10 M rows: a median 178
+    against 158 ms, medians of 12; within the noise over 30 days). get() of one never made is None."""
+
+    __slots__ = ()
+
+    def __missing__(self, name: str) -> Histogram:
+        if name not in _HISTOGRAM_NAMES:
+            raise KeyError(name)
+        hist = self[name] = Histogram()
+        return hist
+
 
 class Reading:
     """Merged statistics of one group over a window: counts, a histogram per
@@ -21,7 +38,7 @@ class Reading:
     def __init__(self) -> None:
         self.samples = 0
         self.errors = 0
-        self.hists = {m.name: Histogram() for m in HISTOGRAM}
+        self.hists: dict[str, Histogram] = _Hists()
         self.values: dict[str, list[float]] = {}
 
     def merge(self, other: Reading) -> None:
