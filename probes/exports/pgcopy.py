@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import aclosing
 
 import psycopg
 from django.db import connections
 from psycopg import sql
+from psycopg.abc import Buffer
 
 # Bytes per streamed block: large enough that per-chunk costs vanish, small
 # enough that memory stays flat.
@@ -57,11 +58,59 @@ class _Stopped(Exception):
     """Raised in a reader thread whose stream was closed: leaving its COPY with an error cancels it."""
 
 
+# COPY's binary format: this signature, then a flags field and a header extension of the length that follows it.
+_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+
+
+def _rows(copy: psycopg.Copy) -> Iterator[Buffer]:
+    """The messages of a COPY ... TO STDOUT as they come: a row each."""
+    while data := copy.read():
+        yield data
+
+
+def _texts(copy: psycopg.Copy) -> Iterator[bytes]:
+    """The values of a COPY ... (FORMAT binary) of one text column, as the bytes they are: each row a block of
+    ready CSV lines (lines=True of copy_csv_parts). A NULL row holds no line."""
+    pending = bytearray()
+    started = ended = False
+    # Read to the end of the COPY even past its trailer: only then is the connection free for the next statement.
+    while data := copy.read():
+        if ended:
+            continue
+        pending += data
+        if not started:
+            if len(pending) < len(_SIGNATURE) + 8:
+                continue
+            if not pending.startswith(_SIGNATURE):
+                raise psycopg.DataError("COPY did not send its binary signature")
+            extension = int.from_bytes(pending[len(_SIGNATURE) + 4 : len(_SIGNATURE) + 8], "big")
+            del pending[: len(_SIGNATURE) + 8 + extension]
+            started = True
+        while len(pending) >= 2:
+            fields = int.from_bytes(pending[:2], "big", signed=True)
+            if fields == -1:  # the trailer
+                ended = True
+                break
+            if fields != 1:
+                raise psycopg.DataError(f"COPY sent {fields} fields a row, not one")
+            if len(pending) < 6:
+                break
+            size = int.from_bytes(pending[2:6], "big", signed=True)
+            if size < 0:
+                del pending[:6]
+                continue
+            if len(pending) < 6 + size:
+                break
+            yield bytes(pending[6 : 6 + size])
+            del pending[: 6 + size]
+
+
 def _read_parts(
     parts: Sequence[Callable[[], sql.Composable]],
     first: int,
     step: int,
     work_mem: str | None,
+    lines: bool,
     hand: Callable[[int, bytes | BaseException | None], None],
     room: threading.Semaphore,
     stop: threading.Event,
@@ -81,13 +130,14 @@ def _read_parts(
             conn.execute("SET jit = off")
             if work_mem is not None:
                 conn.execute(sql.SQL("SET work_mem = {}").format(sql.Literal(work_mem)))
+            form = sql.SQL("binary" if lines else "csv")
             for index in range(first, len(parts), step):
-                statement = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT csv)").format(parts[index]())
+                statement = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT {})").format(parts[index](), form)
                 with conn.cursor() as cur, cur.copy(statement) as copy:
                     # PostgreSQL sends one message per row; passing each one on through the ASGI stack costs
                     # more than the row itself, so rows are gathered into blocks.
                     buffer = bytearray()
-                    while data := copy.read():
+                    for data in _texts(copy) if lines else _rows(copy):
                         buffer += data
                         if len(buffer) >= BLOCK:
                             send(bytes(buffer))
@@ -105,7 +155,7 @@ def _read_parts(
 
 
 async def copy_csv_parts(
-    parts: Sequence[Callable[[], sql.Composable]], *, readers: int, work_mem: str | None = None
+    parts: Sequence[Callable[[], sql.Composable]], *, readers: int, work_mem: str | None = None, lines: bool = False
 ) -> AsyncIterator[bytes]:
     """Yield the CSV of every part's query, part after part, as if read one after another, reading up
     to `readers` parts at once, each reader a thread with a connection of its own (reader r reads parts r,
@@ -116,7 +166,12 @@ async def copy_csv_parts(
     against 0.6 s for the 648,000 rows of 30 days of hourly regions.csv), and per row is what a COPY costs
     Python here. An error in any part ends the stream with that error once the parts before it are out;
     closing the generator (the client went away) stops every reader, which cancels its COPY and closes its
-    connection."""
+    connection.
+
+    lines=True: each part's query returns one text column whose values are blocks of CSV lines, made by the
+    query, in order; they are read with COPY's binary format and streamed as they are. PostgreSQL sends a message
+    per row, and reading one is about 1.4 microseconds of Python, under the GIL: 0.9 s of CPU for the 648,000
+    rows of 30 days of hourly regions.csv, against a few milliseconds for its 720 blocks of a bucket each."""
     loop = asyncio.get_running_loop()
     count = len(parts)
     queues: list[asyncio.Queue[bytes | BaseException | None]] = [asyncio.Queue() for _ in range(count)]
@@ -133,7 +188,7 @@ async def copy_csv_parts(
 
         def run() -> None:
             try:
-                _read_parts(parts, first, len(rooms), work_mem, hand, room, stop)
+                _read_parts(parts, first, len(rooms), work_mem, lines, hand, room, stop)
             finally:
                 loop.call_soon_threadsafe(ended.set_result, None)
 

@@ -3,7 +3,8 @@ Python writer it replaced (devtools/regions_csv_reference.py: read_window per bu
 read from daily rollups, hourly rollups with and without stored ranks, and raw rows at once: whole marked days,
 a day with unmarked hours, an hour written into after its rollup, a day never rolled up, partial buckets at both
 edges, several probes of one target in a region, values on bucket edges and out of the layout's range, missing
-phases, names a spreadsheet would evaluate; 1 h, 1 d and one bucket."""
+phases, names a spreadsheet would evaluate, names with a comma, a double quote, CR or LF (quoted as COPY's CSV
+does); 1 h, 1 d and one bucket."""
 
 from __future__ import annotations
 
@@ -44,11 +45,11 @@ def value(rng: random.Random, base: float) -> float | None:
 def world(make_region, make_target, make_probe):
     rng = random.Random(17)
     regions = [
-        make_region(slug="lagos", city="Lagos", country="NG"),
+        make_region(slug="lagos", city='Lagos, "Eko"\nState', country="NG"),  # CSV quoting: comma, quote, LF
         make_region(slug="Zurich", city="", country="CH"),  # upper case sorts first in code-point order
         make_region(slug="oslo", city="=Oslo", country="NO"),
     ]
-    alpha = make_target(name="Alpha", model="alpha-1")
+    alpha = make_target(name="Alpha", model='alpha-1,\r"x"')  # and CR
     formula = make_target(name="=SUM(A1)", model="+m")
     probes = [
         make_probe(target=alpha, regions=regions),
