@@ -1,7 +1,8 @@
-"""A long window's raw edges are counted into histogram buckets in SQL
-(probes.readings.raw.read_raw without raw values), and a raw window's
-values are gathered and bucketed in numpy (read_raw with raw values): both
-give the same samples, errors and bucket counts, per group and metric, as
+"""Raw rows read by probes.readings.raw.read_raw: short intervals (a raw
+window, a long window's edges) gathered as values and bucketed in numpy,
+with their values kept or not, and longer ones counted into histogram
+buckets in SQL: all give the same samples, errors and bucket counts, per
+group and metric, as
 adding the rows one by one in Python, on random values, values exactly on bucket edges and one ulp either
 side, 0, values under MIN_VALUE and over MAX_VALUE, and NULL phases."""
 
@@ -17,6 +18,7 @@ from django.db.models import Q
 from probes.histogram import _EDGES, MAX_VALUE, MIN_VALUE
 from probes.metrics import HISTOGRAM, HISTOGRAM_NAMES
 from probes.models import Measurement
+from probes.readings import raw
 from probes.readings.raw import read_raw
 from probes.readings.rows import Reading
 from probes.readings.slots import started_in
@@ -62,7 +64,7 @@ def added_one_by_one(group_by, narrow, intervals) -> dict:
     return out
 
 
-def test_raw_rows_bucketed_in_sql_equal_the_python_histograms(make_probe, make_region):
+def test_raw_rows_bucketed_in_sql_equal_the_python_histograms(make_probe, make_region, monkeypatch):
     rng = random.Random(17)
     regions = [make_region(slug=f"r{i}", name=f"R{i}") for i in range(3)]
     probes = [make_probe(regions=regions) for _ in range(2)]
@@ -93,14 +95,19 @@ def test_raw_rows_bucketed_in_sql_equal_the_python_histograms(make_probe, make_r
         (("probe_id",), {"target_id": None, "probe_id": None, "region_id": [regions[1].id]}),
     ]:
         one_by_one = added_one_by_one(group_by, narrow, intervals)
-        # Counted in SQL (a long window's edges), and gathered as values (a raw window, ttft's values kept).
-        in_sql: dict = defaultdict(Reading)
-        read_raw(in_sql, intervals, group_by, narrow, tuple(HISTOGRAM_NAMES))
+        # Gathered as values (short intervals; ttft's values kept, or none), and counted in SQL (longer ones).
         with_values: dict = defaultdict(Reading)
         read_raw(with_values, intervals, group_by, narrow, tuple(HISTOGRAM_NAMES), ("ttft_ms",))
-        assert set(in_sql) == set(with_values) == set(one_by_one) and in_sql
+        gathered: dict = defaultdict(Reading)
+        read_raw(gathered, intervals, group_by, narrow, tuple(HISTOGRAM_NAMES))
+        with monkeypatch.context() as m:
+            m.setattr(raw, "VALUES_MAX", timedelta(minutes=10))
+            in_sql: dict = defaultdict(Reading)
+            read_raw(in_sql, intervals, group_by, narrow, tuple(HISTOGRAM_NAMES))
+        assert set(in_sql) == set(gathered) == set(with_values) == set(one_by_one) and in_sql
+        assert all(not r.values for r in [*in_sql.values(), *gathered.values()])
         for group, expected in one_by_one.items():
-            for got in (in_sql[group], with_values[group]):
+            for got in (in_sql[group], gathered[group], with_values[group]):
                 assert (got.samples, got.errors) == (expected.samples, expected.errors)
                 for metric in HISTOGRAM_NAMES:
                     assert got.hists[metric] == expected.hists[metric], (group, metric)
