@@ -37,7 +37,7 @@ def read_raw(
     Intervals of at most VALUES_MAX in all (a raw window; a long window's
     raw edges: its first partial hour and the current one), and any with
     raw_values, come back as each group's values, in bytes
-    (_read_raw_rows): at 70,000 rows an hour in bench/dashboard.py's
+    (_read_raw_values): at 70,000 rows an hour in bench/dashboard.py's
     hundred million rows, that is about 8 bytes a value to send. Longer ones
     (hours not rolled up yet, after an outage or on a new installation) are
     counted into histogram buckets in SQL (the rollups' width_bucket over
@@ -49,7 +49,7 @@ def read_raw(
     if not intervals:
         return
     if raw_values or sum((b - a for a, b in intervals), timedelta(0)) <= VALUES_MAX:
-        _read_raw_rows(out, intervals, group_by, narrow, metrics, raw_values)
+        _read_raw_values(out, intervals, group_by, narrow, metrics, raw_values)
         return
     params: dict = {"edges": SQL_EDGES}
     where = [started_in_params(intervals, params, "r")]
@@ -92,7 +92,7 @@ def read_raw(
 VALUES_MAX = RAW_MAX
 
 
-def _read_raw_rows(
+def _read_raw_values(
     out: dict[tuple, Reading],
     intervals: list[tuple[datetime, datetime]],
     group_by: tuple[str, ...],
@@ -100,11 +100,11 @@ def _read_raw_rows(
     metrics: tuple[str, ...],
     raw_values: tuple[str, ...],
 ) -> None:
-    """read_raw keeping the raw_values columns' values: one statement gathers each group's values of every
-    column it needs, sorted, into one run of bytes (each column once, whether for a histogram, for its values
-    or both), and numpy reads it. Reading the rows themselves through the ORM, one Python tuple each,
-    was most of a raw window's cost: the phases of every target over 6 hours at 10 M rows (40,000 rows, six
-    columns) took about 400 ms that way."""
+    """read_raw as values: one statement gathers each group's values of every column it needs into one run of
+    bytes (each column once, whether for a histogram, for raw_values or both); numpy reads and sorts each run,
+    buckets it, and keeps it as the raw_values columns' values. Reading the rows themselves through the ORM,
+    one Python tuple each, was most of a raw window's cost: the phases of every target over 6 hours at 10 M
+    rows (40,000 rows, six columns) took about 400 ms that way."""
     if not intervals:
         return
     columns = list(dict.fromkeys([*(BY_NAME[m].column for m in metrics), *raw_values]))
