@@ -21,13 +21,13 @@ is preferable to rejecting the sample and losing it from the count.
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
-from bisect import bisect_left, bisect_right
-from collections import Counter
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
+
+import numpy as np
 
 # In the metric's unit: 0.01 ms .. one hour for latencies, 0.01 .. 3.6 million tok/s for rates.
 MIN_VALUE = 0.01
@@ -262,18 +262,22 @@ def histogram_of(values: Iterable[float]) -> Histogram:
     return histogram
 
 
-# bucket_index in C: SQL_EDGES holds the edges width_bucket counts, and bisect_right counts the edges <= value too.
-_bucket_of = functools.partial(bisect_right, SQL_EDGES)
-_ZERO = 0.0
+# bucket_index over many values at once: SQL_EDGES holds the edges width_bucket counts, and searchsorted (side
+# "right") counts the edges <= each value too.
+_SQL_EDGES = np.array(SQL_EDGES, dtype=np.float64)
 
 
-def histogram_of_values(values: Sequence[float]) -> Histogram:
-    """histogram_of(values), with the bucketing and counting in C (bisect over SQL_EDGES, Counter): a raw
-    window of every target adds some 30,000 values, which one add() each took about 50 ms to bucket. A value
-    bucket_index refuses (negative, NaN) goes through histogram_of, which raises its error."""
-    if not all(map(_ZERO.__le__, values)):
-        return histogram_of(values)
-    return Histogram.of_sums(dict(Counter(map(_bucket_of, values))))
+def histogram_of_values(values: Sequence[float] | np.ndarray) -> Histogram:
+    """histogram_of(values), with the bucketing and counting in numpy: a raw window of every target adds tens of
+    thousands of values (probes.readings.raw reads them as arrays), which one add() each took about 50 ms to
+    bucket. A value bucket_index refuses (negative, NaN) goes through histogram_of, which raises its error."""
+    array = np.asarray(values, dtype=np.float64)
+    if not len(array):
+        return Histogram()
+    if np.isnan(array).any() or array.min() < 0:
+        return histogram_of(array.tolist())
+    indexes, counts = np.unique(np.searchsorted(_SQL_EDGES, array, side="right"), return_counts=True)
+    return Histogram.of_sums(dict(zip(indexes.tolist(), counts.tolist(), strict=True)))
 
 
 def exact_percentile(values: Iterable[float], q: float) -> float:

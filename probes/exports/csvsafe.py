@@ -40,3 +40,12 @@ def utc_iso(expr: sql.Composable) -> sql.Composed:
 def header_line(columns: tuple[str, ...]) -> bytes:
     # Plain identifiers need no quoting; "\n" ends lines as PostgreSQL's CSV does.
     return (",".join(columns) + "\n").encode()
+
+
+def csv_cell(expr: sql.Composable) -> sql.Composed:
+    """A text cell as COPY's CSV writes it: in double quotes (its own doubled) when it holds a comma, a double
+    quote, CR or LF; NULL as nothing."""
+    return sql.SQL(
+        "coalesce(CASE WHEN strpos({e}, ',') > 0 OR strpos({e}, '\"') > 0 OR strpos({e}, chr(10)) > 0 "
+        "OR strpos({e}, chr(13)) > 0 THEN '\"' || replace({e}, '\"', '\"\"') || '\"' ELSE {e} END, '')"
+    ).format(e=expr)

@@ -26,7 +26,7 @@ from psycopg import sql
 
 from probes import readings
 from probes.exports import BUCKETS, ExportFilters
-from probes.exports.csvsafe import header_line, safe_text, utc_iso
+from probes.exports.csvsafe import csv_cell, header_line, safe_text, utc_iso
 from probes.exports.pgcopy import copy_csv, copy_csv_parts
 from probes.histogram import BUCKETS as HISTOGRAM_BUCKETS
 from probes.histogram import bucket_value
@@ -183,7 +183,7 @@ def rollup_select(f: ExportFilters) -> sql.Composed:
         )
 
     def text(expr: str) -> sql.Composed:
-        return _csv_cell(sql.SQL("NULLIF({}, '')").format(safe_text(sql.SQL(expr))))
+        return csv_cell(sql.SQL("NULLIF({}, '')").format(safe_text(sql.SQL(expr))))
 
     cells = sql.SQL(", ").join(
         [
@@ -221,15 +221,6 @@ def rollup_select(f: ExportFilters) -> sql.Composed:
         cells=cells,
         inner=readings.rollup_bucket_statement(sel, BUCKETS[f.bucket]),
     )
-
-
-def _csv_cell(expr: sql.Composable) -> sql.Composed:
-    """A text cell as COPY's CSV writes it: in double quotes (its own doubled) when it holds a comma, a double
-    quote, CR or LF; NULL as nothing."""
-    return sql.SQL(
-        "coalesce(CASE WHEN strpos({e}, ',') > 0 OR strpos({e}, '\"') > 0 OR strpos({e}, chr(10)) > 0 "
-        "OR strpos({e}, chr(13)) > 0 THEN '\"' || replace({e}, '\"', '\"\"') || '\"' ELSE {e} END, '')"
-    ).format(e=expr)
 
 
 # The rollup statement sorts and hashes hundreds of thousands of narrow rows (30 days of hourly buckets: 648,000

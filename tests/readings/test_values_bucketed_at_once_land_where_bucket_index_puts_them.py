@@ -1,4 +1,4 @@
-"""histogram_of_values buckets a raw window's values at once, in C (bisect over SQL_EDGES, Counter); it must
+"""histogram_of_values buckets a raw window's values at once, in numpy (searchsorted over SQL_EDGES); it must
 put every value where bucket_index does, edges and their neighbours included, and refuse what add() refuses."""
 
 import math
