@@ -45,8 +45,12 @@ def merge_sql(
     summed in one GROUP BY, each (key, block, column) made one jsonb, and
     those pivoted into columns. Per-group correlated subqueries (the daily merge's form) would
     walk the source once per key, block and column."""
-    pairs = ", ".join(f"('{c}', s.{c})" for c in JSON_COLUMNS)
-    pivots = ", ".join(f"(array_agg(o.obj) FILTER (WHERE o.col = '{c}'))[1] AS {c}" for c in JSON_COLUMNS)
+    # Columns by position and keys compared bytewise (COLLATE "C"): the GROUP BY sorts every histogram entry by
+    # them, and under the database's own collation (C.UTF-8 here) each text comparison went through strcoll:
+    # the four series merges over 60 days at 10 M rows took 54.1 s this way against 70.8 s (bench/rollup.py's
+    # rows, one connection). A key's order in the result is jsonb's own whatever the sort: the same blocks.
+    pairs = ", ".join(f"({i}, s.{c})" for i, c in enumerate(JSON_COLUMNS))
+    pivots = ", ".join(f"(array_agg(o.obj) FILTER (WHERE o.col = {i}))[1] AS {c}" for i, c in enumerate(JSON_COLUMNS))
     merged = ", ".join(f"coalesce(j.{c}, '{{}}'::jsonb)" for c in JSON_COLUMNS)
     block = f"date_bin(make_interval(hours => %(span)s), s.{time_column}, %(epoch)s)"
     where = f"{only} AND s.{time_column} >= %(a)s AND s.{time_column} < %(b)s"
@@ -72,7 +76,7 @@ def merge_sql(
             FROM (
                 SELECT {", ".join(f"e.{k}" for k in keys)}, e.b, e.col, jsonb_object_agg(e.key, e.n) AS obj
                 FROM (
-                    SELECT {source_keys}, {block} AS b, m.col, x.key, sum(x.value::bigint) AS n
+                    SELECT {source_keys}, {block} AS b, m.col, x.key COLLATE "C" AS key, sum(x.value::bigint) AS n
                     FROM {source} s
                     CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
                     CROSS JOIN LATERAL jsonb_each_text(m.hist) x
