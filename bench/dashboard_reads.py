@@ -95,7 +95,14 @@ def measure_cell(servers: Servers, path: str, params: dict | None, requests: int
 
 def summarize(row: dict, colds: list[float], warm: list[float], goal_ms: float) -> dict:
     if colds:
-        row.update(cold_p50_ms=statistics.median(colds), cold_p95_ms=percentile(colds, 0.95), cold_n=len(colds))
+        row.update(
+            cold_p50_ms=statistics.median(colds),
+            cold_p95_ms=percentile(colds, 0.95),
+            cold_n=len(colds),
+            # Every first request, in order: with a few restarts the p95 is their largest, and which start it was
+            # says whether it is the first one (a cold disk, a busy machine) or any.
+            cold_samples_ms=[round(ms, 1) for ms in colds],
+        )
     if warm:
         row.update(warm_p50_ms=statistics.median(warm), warm_p95_ms=percentile(warm, 0.95), warm_n=len(warm))
     row["goal_ms"] = goal_ms
@@ -121,6 +128,7 @@ def cell(servers, label: dict, path: str, params, args, goal_ms: float, requests
         + (
             f"cold p50 {row.get('cold_p50_ms', 0):7.1f} p95 {row.get('cold_p95_ms', 0):7.1f}  "
             f"warm p50 {row.get('warm_p50_ms', 0):7.1f} p95 {row.get('warm_p95_ms', 0):7.1f} ms"
+            f"  (cold {' / '.join(f'{ms:.0f}' for ms in colds)})"
             if colds
             else f"HTTP {last['status']}"
         )
