@@ -277,8 +277,8 @@ def histograms_of_runs(values: np.ndarray, lengths: Sequence[int]) -> list[Histo
     bucketing and counting in numpy: one searchsorted over SQL_EDGES and one unique over (run, bucket) keys for
     them all. A raw window of every target adds tens of thousands of values (probes.readings.raw reads them as
     arrays), which one add() each took about 50 ms to bucket; and it reads them as hundreds of groups of a handful
-    each, for which numpy's fixed cost per call, four calls a group, took longer than the bucketing (26 against
-    10 ms for 900 groups of two metrics). A value bucket_index refuses (negative, NaN) goes through histogram_of,
+    each, for which numpy's fixed cost per call, four calls a group, took longer than the bucketing (25 against
+    5 ms for 900 groups of two metrics). A value bucket_index refuses (negative, NaN) goes through histogram_of,
     which raises its error."""
     array = np.asarray(values, dtype=np.float64)
     if len(array) != sum(lengths):
