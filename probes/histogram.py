@@ -267,11 +267,6 @@ def histogram_of(values: Iterable[float]) -> Histogram:
 _SQL_EDGES = np.array(SQL_EDGES, dtype=np.float64)
 
 
-def histogram_of_values(values: Sequence[float] | np.ndarray) -> Histogram:
-    """histogram_of(values), with the bucketing and counting in numpy (histograms_of_runs, one run)."""
-    return histograms_of_runs(np.asarray(values, dtype=np.float64), [len(values)])[0]
-
-
 def histograms_of_runs(values: np.ndarray, lengths: Sequence[int]) -> list[Histogram]:
     """[histogram_of(run) for each run], where the runs are `values` cut after each of `lengths` in turn, with the
     bucketing and counting in numpy: one searchsorted over SQL_EDGES and one unique over (run, bucket) keys for

@@ -1,12 +1,18 @@
-"""histogram_of_values buckets a raw window's values at once, in numpy (searchsorted over SQL_EDGES); it must
+"""histograms_of_runs buckets a raw window's values at once, in numpy (searchsorted over SQL_EDGES); it must
 put every value where bucket_index does, edges and their neighbours included, and refuse what add() refuses."""
 
 import math
 import random
 
+import numpy as np
 import pytest
 
-from probes.histogram import _EDGES, MAX_VALUE, MIN_VALUE, histogram_of, histogram_of_values
+from probes.histogram import _EDGES, MAX_VALUE, MIN_VALUE, Histogram, histogram_of, histograms_of_runs
+
+
+def histogram_of_values(values: list[float]) -> Histogram:
+    """All the values as one run."""
+    return histograms_of_runs(np.asarray(values, dtype=np.float64), [len(values)])[0]
 
 
 def test_every_edge_and_its_neighbours_land_where_bucket_index_puts_them() -> None:
