@@ -36,9 +36,15 @@ def _read(
     *extra: str,
     target_ids: list[int] | None = None,
     region_ids: list[int] | None = None,
+    every_region: bool | None = None,
 ) -> dict[tuple, Reading]:
     """Readings of f's window with histograms of f.metric and `extra`, and
-    on a raw window the raw values of all of them (exact percentiles)."""
+    on a raw window the raw values of all of them (exact percentiles).
+    target_ids / region_ids: f's scope (_scope) unless given; every_region:
+    whether region_ids is every region (by default: when f names none and
+    region_ids is not given)."""
+    if every_region is None:
+        every_region = not f.region_ids and region_ids is None
     if target_ids is None or region_ids is None:
         targets, regions = _scope(f)
         target_ids = targets if target_ids is None else target_ids
@@ -59,6 +65,7 @@ def _read(
         # "All targets": _scope's explicit ids serve the raw part, region
         # rollups the rest when grouped by region (window.read_window).
         every_target=not f.target_ids,
+        every_region=every_region,
     )
 
 
@@ -96,7 +103,7 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
     with exactly one target selected that has coordinates), tax_ms
     (connect_p50 - floor_ms)."""
     targets, regions = _scope(f)
-    grouped = _read(f, ("region_id",), "connect", target_ids=targets, region_ids=regions)
+    grouped = _read(f, ("region_id",), "connect", target_ids=targets, region_ids=regions, every_region=not f.region_ids)
     readings: dict[int, Reading] = {key[0]: r for key, r in grouped.items() if r.samples}
     expected = set(
         Probe.objects.filter(enabled=True, target_id__in=targets, regions__id__in=regions).values_list(
@@ -185,7 +192,9 @@ def table(f: Selection) -> list[TableRow]:
     worker picked up and that still have no measurement; see fleet.py). A
     pair whose region went dark shows with 0 samples and its missed runs."""
     targets, regions_scope = _scope(f)
-    readings = _read(f, ("region_id", "target_id"), target_ids=targets, region_ids=regions_scope)
+    readings = _read(
+        f, ("region_id", "target_id"), target_ids=targets, region_ids=regions_scope, every_region=not f.region_ids
+    )
     readings = {key: r for key, r in readings.items() if r.samples}
     missed = missed_counts((f.since, f.until), targets, regions_scope)
     for key in missed:

@@ -37,6 +37,7 @@ def read_window(
     raw_values: Iterable[str] = (),
     cache: bool = False,
     every_target: bool = False,
+    every_region: bool = False,
 ) -> dict[tuple, Reading]:
     """Merged histograms per group over [since, until): series rollup blocks
     for runs of complete days inside the window (plan.series_tiles), daily
@@ -54,7 +55,14 @@ def read_window(
     grouped by region alone and with no probe filter the marked hours are
     read from region rollups (a few rows per region, not one per probe,
     region and hour); target_ids still narrows the raw part, whose index
-    needs them."""
+    needs them. every_region: the same of region_ids.
+
+    Rollup rows are read with no condition on what is every target or
+    every region: each row's target and region is one of them (their
+    foreign keys protect both), so the condition only kept the planner
+    from the hour index (rollup_hour_covering): the hours of the table of
+    every target over 7 d read 10,000 buffers by target and region and
+    4,900 by hour at 10 M rows, 38 against 31 ms."""
     allowed = {"region_id", "target_id", "probe_id"}
     if not set(group_by) <= allowed:
         raise ValueError(f"group_by must use {sorted(allowed)}")
@@ -68,14 +76,18 @@ def read_window(
         raise ValueError("raw_values needs rollups=False: rollups keep histograms, not values")
 
     narrow = {"target_id": target_ids, "probe_id": probe_ids, "region_id": region_ids}
+    rolled_narrow: dict[str, list[int] | None] = {
+        "target_id": None if every_target else target_ids,
+        "probe_id": probe_ids,
+        "region_id": None if every_region else region_ids,
+    }
     with reporting_reads():
         plan = coverage(since, until, rollups=rollups)
-        rolled_narrow: dict[str, list[int] | None] = narrow
         # Days (or blocks of a day and more) and loose hours (shorter blocks)
         # are merged (and cached) apart: the hours at a sliding window's
         # edges change every hour, the days once a day.
         if every_target and not probe_ids and group_by == ("region_id",):
-            rolled_narrow = {"region_id": region_ids}
+            rolled_narrow = {"region_id": rolled_narrow["region_id"]}
             tiles = ladder_tiles(since, until, plan.covered_hours)
             parts = [
                 Coverage(since=since, until=until, blocks=[t for t in tiles if t[0] >= 24], built=plan.built),
