@@ -36,13 +36,17 @@ def _read(
     *extra: str,
     target_ids: list[int] | None = None,
     region_ids: list[int] | None = None,
+    every_target: bool | None = None,
     every_region: bool | None = None,
 ) -> dict[tuple, Reading]:
     """Readings of f's window with histograms of f.metric and `extra`, and
     on a raw window the raw values of all of them (exact percentiles).
-    target_ids / region_ids: f's scope (_scope) unless given; every_region:
-    whether region_ids is every region (by default: when f names none and
-    region_ids is not given)."""
+    target_ids / region_ids: f's scope (_scope) unless given. every_target /
+    every_region: whether they are every target / region (read_window then
+    reads rollups with no condition on them); by default when f names none
+    and the caller gave no list of its own."""
+    if every_target is None:
+        every_target = not f.target_ids and target_ids is None
     if every_region is None:
         every_region = not f.region_ids and region_ids is None
     if target_ids is None or region_ids is None:
@@ -64,7 +68,7 @@ def _read(
         cache=True,
         # "All targets": _scope's explicit ids serve the raw part, region
         # rollups the rest when grouped by region (window.read_window).
-        every_target=not f.target_ids,
+        every_target=every_target,
         every_region=every_region,
     )
 
@@ -103,7 +107,15 @@ def summary(f: Selection) -> list[RegionSummaryRow]:
     with exactly one target selected that has coordinates), tax_ms
     (connect_p50 - floor_ms)."""
     targets, regions = _scope(f)
-    grouped = _read(f, ("region_id",), "connect", target_ids=targets, region_ids=regions, every_region=not f.region_ids)
+    grouped = _read(
+        f,
+        ("region_id",),
+        "connect",
+        target_ids=targets,
+        region_ids=regions,
+        every_target=not f.target_ids,
+        every_region=not f.region_ids,
+    )
     readings: dict[int, Reading] = {key[0]: r for key, r in grouped.items() if r.samples}
     expected = set(
         Probe.objects.filter(enabled=True, target_id__in=targets, regions__id__in=regions).values_list(
@@ -193,7 +205,12 @@ def table(f: Selection) -> list[TableRow]:
     pair whose region went dark shows with 0 samples and its missed runs."""
     targets, regions_scope = _scope(f)
     readings = _read(
-        f, ("region_id", "target_id"), target_ids=targets, region_ids=regions_scope, every_region=not f.region_ids
+        f,
+        ("region_id", "target_id"),
+        target_ids=targets,
+        region_ids=regions_scope,
+        every_target=not f.target_ids,
+        every_region=not f.region_ids,
     )
     readings = {key: r for key, r in readings.items() if r.samples}
     missed = missed_counts((f.since, f.until), targets, regions_scope)
@@ -237,7 +254,7 @@ def ranking(region_slug: str, f: Selection) -> list[RankingRow]:
     if region_id is None:
         raise BadParameter("region", f"unknown region {region_slug!r}")
     targets = list(Target.objects.values_list("id", flat=True))
-    readings = _read(f, ("target_id",), target_ids=targets, region_ids=[region_id])
+    readings = _read(f, ("target_id",), target_ids=targets, region_ids=[region_id], every_target=True)
     info = _targets(tid for (tid,), r in readings.items() if r.samples)
     rows: list[RankingRow] = []
     for (target_id,), reading in readings.items():
