@@ -23,7 +23,7 @@ FIELDS = ("target_id", "samples", "errors", "outcomes", *(m.rollup_field for m i
 
 def reference_rollups(since: datetime, until: datetime) -> dict[tuple[int, int, datetime], dict]:
     """{(probe_id, region_id, hour): {field: value}} for every hour of [since, until) with raw rows, as the
-    JSON values are stored (histograms by Histogram.to_sparse)."""
+    ORM reads them (histograms as Histogram.to_sparse's dict, probes.rollup_models.HistogramField)."""
     from probes.models import Measurement
 
     cols = ["probe_id", "region_id", "target_id", "started_at", "outcome", *(m.column for m in HISTOGRAM)]

@@ -22,7 +22,6 @@ is preferable to rejecting the sample and losing it from the count.
 from __future__ import annotations
 
 import math
-import operator
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, pairwise
@@ -130,15 +129,13 @@ def _walk(indexes: Sequence[int], counts: Sequence[int], qs: tuple[float, ...]) 
     return out
 
 
-def stored_percentiles(flat: list[int], *qs: float) -> list[float | None] | None:
-    """Histogram.percentiles of one stored histogram given as its flat [index, count, ...] list, without
-    building it; None unless the indexes ascend. A stored jsonb histogram's do: jsonb orders an object's keys
-    by length, then bytewise, which for integers written without leading zeros is their numeric order. (The
-    time series of every target reads one stored region block per bucket and region: most of what it picks.)"""
-    indexes, counts = flat[::2], flat[1::2]
-    if len(indexes) != len(counts) or not all(map(operator.lt, indexes, indexes[1:])):
+def stored_percentiles(indexes: np.ndarray, counts: np.ndarray, *qs: float) -> list[float | None] | None:
+    """Histogram.percentiles of stored histograms given as their entries (probes.packed.unpack), without
+    building one; None unless the indexes strictly ascend, as one stored histogram's do. (The time series of
+    every target reads one stored region block per bucket and region: most of what it picks.)"""
+    if len(indexes) > 1 and not (np.diff(indexes) > 0).all():
         return None
-    return _walk(indexes, counts, qs)
+    return _walk(indexes.tolist(), counts.tolist(), qs)
 
 
 class Histogram:

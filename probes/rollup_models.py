@@ -7,32 +7,70 @@ reader can hold.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+
+from probes import packed
+
+
+class HistogramField(models.BinaryField):
+    """A histogram in its stored form (probes.packed), read and written
+    through the ORM as Histogram.to_sparse's dict ({"12": 3}). Readers of
+    many rows read the bytes in SQL instead (probes.readings.rollup)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", dict)
+        kwargs.setdefault("blank", True)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        # Not BinaryField's editable=False: the field never was an admin input either way.
+        kwargs.pop("editable", None)
+        return name, path, args, kwargs
+
+    def from_db_value(self, value: bytes | None, expression: Any, connection: Any) -> dict[str, int] | None:
+        return None if value is None else packed.sparse(value)
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, bytes | memoryview):
+            return packed.sparse(value)
+        return value
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if isinstance(value, dict):
+            value = packed.pack(value)
+        return super().get_db_prep_value(value, connection, prepared)
+
+    def value_to_string(self, obj: models.Model) -> Any:
+        # Serialized (dumpdata) as the dict it reads as.
+        return self.value_from_object(obj)
 
 
 class RollupCounts(models.Model):
     """What an hourly and a daily rollup both hold: counts, and histograms
-    (probes.histogram.Histogram.to_sparse) rather than percentiles, because
+    (HistogramField) rather than percentiles, because
     percentiles of hours cannot be combined into percentiles of a day;
     counts per bucket can."""
 
     samples = models.PositiveIntegerField(default=0)
     errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
     outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
-    ttft_hist = models.JSONField(default=dict, blank=True)
-    ttfat_hist = models.JSONField(default=dict, blank=True)
-    ttfb_hist = models.JSONField(default=dict, blank=True)
-    connect_hist = models.JSONField(default=dict, blank=True)
-    tls_hist = models.JSONField(default=dict, blank=True)
-    total_hist = models.JSONField(default=dict, blank=True)
+    ttft_hist = HistogramField()
+    ttfat_hist = HistogramField()
+    ttfb_hist = HistogramField()
+    connect_hist = HistogramField()
+    tls_hist = HistogramField()
+    total_hist = HistogramField()
     updated_at = models.DateTimeField(auto_now=True)
-    # Added after the others; hours rolled up before they existed hold {} until
+    # Added after the others; hours rolled up before they existed hold none until
     # rebuilt from raw rows (`manage.py rollup --since 30d`; see migration 0006).
-    dns_hist = models.JSONField(default=dict, blank=True)
+    dns_hist = HistogramField()
     # A database default too, so SQL written before it existed (migration
     # 0003's backfill) still inserts rows.
-    tokens_per_s_hist = models.JSONField(default=dict, blank=True, db_default={})
+    tokens_per_s_hist = HistogramField(db_default=b"")
 
     class Meta:
         abstract = True
@@ -41,7 +79,7 @@ class RollupCounts(models.Model):
 class HourlyRollup(RollupCounts):
     """One probe from one region over one UTC hour, in mergeable form.
 
-    Histograms (probes.histogram.Histogram.to_sparse) rather than
+    Histograms (HistogramField) rather than
     percentiles, because percentiles of hours cannot be combined into
     percentiles of a day; counts per bucket can.
     """

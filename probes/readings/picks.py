@@ -1,5 +1,5 @@
 """Percentiles of many groups' merged histograms at once: the time series' buckets, each merged from its rollup
-rows' stored histograms (histograms_sql's text) and its raw rows' bucket counts, then picked.
+rows' stored histograms (histograms_sql's bytes) and its raw rows' bucket counts, then picked.
 
 The same nearest rank as Histogram.percentiles, in a few numpy operations over all the groups instead of a
 merge and a walk per group: a 30-day series of one target merges some 900 buckets of twelve hourly histograms,
@@ -13,40 +13,33 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from probes.histogram import BUCKETS, Histogram, _rank, bucket_value
+from probes.packed import ENTRY_BYTES, unpack
 
 # Groups summed at a time: a dense count array of CHUNK x BUCKETS float64 (about 2 MB) stays in the cache.
 CHUNK = 256
 _VALUES = np.array([bucket_value(i) for i in range(BUCKETS)])
-# The characters of stored histogram text ({"12": 3, "15": 1},{"3": 2}) around its numbers, each made a space:
-# numpy then reads the numbers as one run (fromstring skips any run of whitespace).
-_SPACES = bytes.maketrans(b'{}[]":,', b"       ")
 
 
-def _parsed(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(group, bucket index, count) of every entry of the texts, or None when the text is not all it should be
-    (then every group is merged on its own, as merge_histograms does)."""
-    present = [i for i, text in enumerate(texts) if text]
+def _parsed(datas: Sequence[bytes | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(group, bucket index, count) of every entry of the stored histograms, or None when one is not whole
+    entries or an index lies outside the layout (then every group is merged on its own, whose reading refuses
+    it with the error)."""
+    present = [i for i, data in enumerate(datas) if data]
+    if any(len(datas[i]) % ENTRY_BYTES for i in present):  # type: ignore[arg-type]
+        return None
     if not present:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # An entry is one colon: keys and counts are digits.
-    entries = np.array([texts[i].count(":") for i in present], dtype=np.int64)  # type: ignore[union-attr]
-    data = " ".join([texts[i] for i in present]).encode().translate(_SPACES)  # type: ignore[misc]
-    try:
-        values = np.fromstring(data, dtype=np.int64, sep=" ")
-    except ValueError:
-        return None
-    if len(values) != 2 * int(entries.sum()):
-        return None
-    index, count = values[0::2], values[1::2]
-    if len(index) and (index.min() < 0 or index.max() >= BUCKETS or count.min() < 0):
+    entries = np.array([len(datas[i]) // ENTRY_BYTES for i in present], dtype=np.int64)  # type: ignore[arg-type]
+    index, count = unpack(b"".join([datas[i] for i in present]))  # type: ignore[misc]
+    if len(index) != int(entries.sum()) or (len(index) and index.max() >= BUCKETS):
         return None
     return np.repeat(np.array(present, dtype=np.int64), entries), index, count
 
 
-def _one(text: str | None, extra: Mapping[int, int] | None, qs: tuple[float, ...]) -> list[float | None]:
+def _one(data: bytes | None, extra: Mapping[int, int] | None, qs: tuple[float, ...]) -> list[float | None]:
     from probes.readings.rollup import merge_histograms
 
-    counts = merge_histograms(text)
+    counts = merge_histograms(data)
     get = counts.get
     for k, n in (extra or {}).items():
         counts[k] = get(k, 0) + n
@@ -54,21 +47,21 @@ def _one(text: str | None, extra: Mapping[int, int] | None, qs: tuple[float, ...
 
 
 def merged_percentiles(
-    texts: Sequence[str | None], extra: Sequence[Mapping[int, int] | None], qs: tuple[float, ...]
+    datas: Sequence[bytes | None], extra: Sequence[Mapping[int, int] | None], qs: tuple[float, ...]
 ) -> list[list[float | None]]:
-    """For each group i: the qs (nearest rank, None without samples) of the histograms of texts[i] (a
+    """For each group i: the qs (nearest rank, None without samples) of the histograms of datas[i] (a
     histograms_sql value; None: no rows) merged with the bucket counts extra[i] (None: none)."""
-    groups = len(texts)
+    groups = len(datas)
     assert len(extra) == groups
-    parsed = _parsed(texts)
+    parsed = _parsed(datas)
     if parsed is None:
-        return [_one(text, more, qs) for text, more in zip(texts, extra, strict=True)]
+        return [_one(data, more, qs) for data, more in zip(datas, extra, strict=True)]
     group, index, count = parsed
     more = [(i, k, n) for i, counts in enumerate(extra) if counts for k, n in counts.items()]
     if more:
         added = np.array(more, dtype=np.int64)
         if added[:, 1].min() < 0 or added[:, 1].max() >= BUCKETS:
-            return [_one(text, more_, qs) for text, more_ in zip(texts, extra, strict=True)]
+            return [_one(data, more_, qs) for data, more_ in zip(datas, extra, strict=True)]
         group = np.concatenate([group, added[:, 0]])
         index = np.concatenate([index, added[:, 1]])
         count = np.concatenate([count, added[:, 2]])

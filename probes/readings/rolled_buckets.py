@@ -13,7 +13,7 @@ find their bucket again by date_bin, as raw.bucket_select's do.
 Cost: a (bucket, region, target) made of exactly one hourly rollup row with
 stored ranks (HourlyRollup.ranks: one probe of a target in a region, 1 h
 buckets) is read as it is, without opening its histograms; only the other
-groups have their histograms expanded (jsonb_each_text), merged by adding
+groups have their histograms expanded (probes.packed.entries_sql), merged by adding
 counts, and ranked in SQL. Expanding every hourly histogram of 30 days was
 the cost of this path (22 million elements at 10 million rows).
 """
@@ -27,6 +27,7 @@ from psycopg import sql
 from probes.histogram import SQL_EDGES
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.models import DailyRollup, HourlyRollup, Measurement
+from probes.packed import entries_sql
 from probes.readings.plan import EPOCH, Coverage, coverage_of, merge_intervals
 from probes.readings.plan import marks as plan_marks
 from probes.readings.rank import reached_sql
@@ -172,11 +173,11 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     def expanded(table: sql.Identifier, daily: bool) -> sql.Composed:
         # A merged group's rollup rows, their histograms fetched by id and expanded into (metric, bucket, count).
         return sql.SQL(
-            "SELECT u.b, u.region_id, u.target_id, h.i, e.key::int AS k, e.value::bigint AS n "
+            "SELECT u.b, u.region_id, u.target_id, h.i, e.bucket AS k, e.n "
             "FROM slow u JOIN {table} x ON x.id = u.id "
-            "CROSS JOIN LATERAL (VALUES {pairs}) AS h(i, hist) CROSS JOIN LATERAL jsonb_each_text(h.hist) e "
+            "CROSS JOIN LATERAL (VALUES {pairs}) AS h(i, hist) CROSS JOIN LATERAL {entries} e "
             "WHERE u.daily = {daily}"
-        ).format(table=table, pairs=hist_pairs, daily=sql.Literal(daily))
+        ).format(table=table, pairs=hist_pairs, entries=sql.SQL(entries_sql("h.hist")), daily=sql.Literal(daily))
 
     return sql.SQL(
         """WITH rolled AS ({rolled}),  -- read once, by units: inlined, not written to a tuplestore first

@@ -1,13 +1,12 @@
 """Reading rollup rows: merged counts and histograms of the hourly, daily,
 series and region rollups a plan uses, and the time series' rolled-up
-buckets; either way each group's rows' histograms come back as their stored
-jsonb text, gathered into one JSON array, and are merged (numpy) and picked
-in Python.
+buckets; either way each group's rows' histograms come back as stored
+(probes.packed), one after another in one bytea, and are merged (numpy) and
+picked in Python.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -20,6 +19,7 @@ from django.db import connection
 from probes.histogram import SQL_EDGES, stored_percentiles
 from probes.metrics import BY_NAME
 from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
+from probes.packed import EMPTY_SQL, unpack
 from probes.readings import side_by_side
 from probes.readings.picks import merged_percentiles
 from probes.readings.plan import EPOCH, UNIX, Coverage
@@ -109,13 +109,12 @@ def rollup_counts(
     [samples, errors] and, per metric, histogram bucket counts.
 
     One statement: each group's histograms of a metric come back as the
-    text of one JSON array of the rows' stored jsonb (histograms_sql), read
-    and summed per bucket by numpy (merge_histograms).
-    Summing them in SQL instead (every entry expanded with jsonb_each_text,
-    cast and grouped) cost two to three times as much at 10 M rows, cold:
-    the days of the table of every target over 30 days, 4,500 series and
-    daily rows of about 55 entries each, 300 against 130 ms; the same
-    counts."""
+    rows' stored bytes one after another (histograms_sql), summed per bucket
+    by numpy (merge_histograms). Summing them in SQL instead (every entry
+    expanded, cast and grouped) cost two to three times as much at 10 M rows,
+    cold, when they were stored as jsonb: the days of the table of every
+    target over 30 days, 4,500 series and daily rows of about 55 entries
+    each, 300 against 130 ms."""
     totals: dict[tuple, list] = {}
     buckets: dict[tuple, dict[str, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
     if not (plan.hours or plan.days or plan.blocks or plan.spans):
@@ -142,77 +141,29 @@ def rollup_counts(
         for rec in records:
             group = tuple(rec[:n])
             totals[group] = [int(rec[n]), int(rec[n + 1])]
-            for metric, text in zip(metrics, rec[n + 2 :], strict=True):
-                counts = merge_histograms(text)
+            for metric, data in zip(metrics, rec[n + 2 :], strict=True):
+                counts = merge_histograms(data)
                 if counts:
                     buckets[group][metric] = counts
     return totals, buckets
 
 
 def histograms_sql(column: str) -> str:
-    """SQL aggregate: the histograms of `column` (jsonb, in Histogram.to_sparse's {"index": count} form) of a
-    group's rows, as the text of one JSON array of them (merge_histograms)."""
-    return f"'[' || string_agg({column}::text, ',') || ']'"
+    """SQL aggregate: the stored histograms (probes.packed) of `column` of a group's rows, one after another in
+    one bytea (merge_histograms); NULL for no rows."""
+    return f"string_agg({column}, {EMPTY_SQL})"
 
 
-# {"12": 3, "15": 1} to [12, 3, 15, 1]: keys and counts are digits, so once the quotes are gone json.loads reads
-# them as ints, in C, and no int() per entry is left to Python. On the bytes, where translate is a table lookup
-# (in SQL, translate() cost more than the statement it was in).
-_FLAT = bytes.maketrans(b"{}:", b"[],")
-
-
-def _flat_lists(text: str | None) -> list[list[int]]:
-    """The histograms of a histograms_sql value (None: no rows), each as its flat [index, count, ...] list."""
-    return [] if text is None else json.loads(text.encode().translate(_FLAT, b'"'))
-
-
-def _merged(lists: list[list[int]]) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    get = counts.get
-    for flat in lists:
-        # Index, then count: one iterator read in pairs, no slices copied (a third faster on the 250,000
-        # entries of a 30-day table of every target).
-        pairs = iter(flat)
-        for k in pairs:
-            counts[k] = get(k, 0) + next(pairs)
-    return counts
-
-
-# {"12": 3, "15": 1},{"3": 2} to 12,3,15,1,3,2: the braces, brackets, quotes and spaces dropped and each colon
-# made a comma, on the bytes (translate is a table lookup, in C).
-_COLONS = bytes.maketrans(b":", b",")
-_NOT_NUMBERS = b'{}[]" '
-
-
-def merge_histograms(text: str | None) -> dict[int, int]:
-    """Counts per bucket index of a histograms_sql value (None: no rows): its histograms merged.
-
-    numpy reads the text as one run of index, count pairs (fromstring) and sums the counts per index (bincount),
-    both in C: on the 1,800 texts (430,000 entries) of the table of every target over 30 days, a median 45 against
-    85 ms for json.loads and a dict summed in Python (_merged), which stays the path for text this one does not
-    read whole."""
-    if text is None:
+def merge_histograms(data: bytes | None) -> dict[int, int]:
+    """Counts per bucket index of a histograms_sql value (None: no rows): its histograms merged, in numpy
+    (bincount over the entries' indexes, weighted by their counts)."""
+    indexes, counts = unpack(data)
+    if not len(indexes):
         return {}
-    # An empty histogram ({}) would leave an empty field between two commas.
-    data = text.replace("{}", "").encode().translate(_COLONS, _NOT_NUMBERS).replace(b",,", b",").strip(b",")
-    if not data:
-        return {}
-    try:
-        values = np.fromstring(data, dtype=np.int64, sep=",")
-    except ValueError:
-        values = None
-    # Every number read, or none trusted (fromstring stops at a field it cannot read).
-    if values is None or len(values) != data.count(b",") + 1 or len(values) % 2:
-        return _merged(_flat_lists(text))
-    try:
-        # Exact: float64 holds every integer count below 2**53.
-        summed = np.bincount(values[0::2], weights=values[1::2])
-    except ValueError:
-        # A negative bucket index (none is ever stored): the Python merge keeps it as the text says, and
-        # reading the histogram refuses it (probes.histogram._check_index).
-        return _merged(_flat_lists(text))
-    indexes = np.flatnonzero(summed)
-    return dict(zip(indexes.tolist(), summed[indexes].astype(np.int64).tolist(), strict=True))
+    # Exact: float64 holds every integer count below 2**53.
+    summed = np.bincount(indexes, weights=counts)
+    nonzero = np.flatnonzero(summed)
+    return dict(zip(nonzero.tolist(), summed[nonzero].astype(np.int64).tolist(), strict=True))
 
 
 def _series_sql(
@@ -229,8 +180,8 @@ def _series_sql(
     a window's raw edges to its rollups' histograms.
 
     The histograms are merged and picked in Python (_run_series), from the
-    rows' own jsonb text gathered into one JSON array per bucket and region
-    (json.loads parses it in C): expanding every entry in SQL, sorting them
+    rows' stored bytes gathered into one value per bucket and region (numpy
+    reads them as they are): expanding every entry in SQL, sorting them
     and running two window sums over them for the nearest rank took about
     twice as long (a 30-day series at 10 M rows, in process with nothing
     cached: every target 391 against 192 ms, one target 232 against 131 ms;
@@ -260,10 +211,10 @@ def _series_sql(
         ) u
         GROUP BY 1, 2
     """
-    # One JSON array of a bucket's histograms per bucket and region: one json.loads each, not one per row.
+    # A bucket's histograms one after another, per bucket and region: one value each, not one per row.
     hists = (
         f"SELECT {bucket}, r.region_id, {histograms_sql('r.' + hist)} FROM {table} r "
-        f"WHERE {where} AND r.{hist} <> '{{}}' GROUP BY 1, 2"
+        f"WHERE {where} AND r.{hist} <> {EMPTY_SQL} GROUP BY 1, 2"
     )
     return totals, hists, raw_keys
 
@@ -297,18 +248,18 @@ def _run_series(sqls: tuple[str, str, str | None], q: float, params: dict[str, A
     # Three statements over the same buckets, read side by side where the process allows (side_by_side).
     fetched = side_by_side.run([partial(_fetch_all, sql, params) for sql in sqls if sql is not None])
     totals = {(b, rid): (samples, at) for b, rid, samples, at in fetched[0]}
-    stored = {(b, rid): text for b, rid, text in fetched[1]}
+    stored = {(b, rid): data for b, rid, data in fetched[1]}
     raw: dict[tuple, dict[int, int]] = defaultdict(dict)
     for b, rid, k, n in fetched[2] if len(fetched) > 2 else ():
         raw[(b, rid)][k] = n
     qs = (0.5, 0.95, q)
     picks: dict[tuple, list[float | None]] = {}
     for key in totals:
-        text = stored.get(key)
-        # A bucket of one stored histogram (a region block, mostly; histograms_sql joins two with "},{") is
-        # picked from it as stored.
-        if text is not None and "},{" not in text and key not in raw:
-            picked = stored_percentiles(_flat_lists(text)[0], *qs)
+        data = stored.get(key)
+        # A bucket of one stored histogram (a region block, mostly) is picked from it as stored; so is one of
+        # several whose entries happen to ascend all through (their buckets then never repeat).
+        if data is not None and key not in raw:
+            picked = stored_percentiles(*unpack(data), *qs)
             if picked is not None:
                 picks[key] = picked
     # The others merged and picked all at once (picks.py).

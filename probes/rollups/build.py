@@ -27,6 +27,7 @@ from django.db import connection, transaction
 
 from probes.histogram import BUCKETS, SQL_EDGES
 from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
+from probes.packed import entries_sql, pack_agg
 from probes.rollups import series_blocks
 from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
 from probes.rollups.locks import lock_day, lock_series_block, read_versions, unchanged_hours
@@ -34,27 +35,32 @@ from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day,
 from probes.rollups.side_by_side import side_by_side
 from probes.slot_time import slot_bounds
 
-_DAILY_JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
-
 
 def _daily_merge_sql(hourly: str, daily: str) -> str:
     # Merged in SQL: one pass over at most 24 rows per probe and region, no
-    # JSON parsing in Python; jsonb orders numeric keys of equal length
-    # bytewise, so merged histograms come out in bucket order like to_sparse.
+    # histogram read into Python.
     def merged(column: str) -> str:
         return (
-            "(SELECT coalesce(jsonb_object_agg(s.key, s.n), '{}'::jsonb) FROM ("
-            f"SELECT e.key, sum(e.value::bigint) AS n FROM {hourly} h "
-            f"CROSS JOIN LATERAL jsonb_each_text(h.{column}) e "
+            f"(SELECT {pack_agg('s.bucket', 's.n')} FROM ("
+            f"SELECT e.bucket, sum(e.n) AS n FROM {hourly} h "
+            f"CROSS JOIN LATERAL {entries_sql('h.' + column)} e "
             "WHERE h.probe_id = g.probe_id AND h.region_id = g.region_id "
-            "AND h.hour >= %(day)s AND h.hour < %(end)s GROUP BY e.key) s)"
+            "AND h.hour >= %(day)s AND h.hour < %(end)s GROUP BY e.bucket) s)"
         )
 
+    outcomes = (
+        "(SELECT coalesce(jsonb_object_agg(s.key, s.n), '{}'::jsonb) FROM ("
+        f"SELECT e.key, sum(e.value::bigint) AS n FROM {hourly} h "
+        "CROSS JOIN LATERAL jsonb_each_text(h.outcomes) e "
+        "WHERE h.probe_id = g.probe_id AND h.region_id = g.region_id "
+        "AND h.hour >= %(day)s AND h.hour < %(end)s GROUP BY e.key) s)"
+    )
+    fields = [m.rollup_field for m in HISTOGRAM]
     return f"""
         INSERT INTO {daily}
-            (probe_id, target_id, region_id, day, samples, errors, updated_at, {", ".join(_DAILY_JSON_COLUMNS)})
+            (probe_id, target_id, region_id, day, samples, errors, updated_at, outcomes, {", ".join(fields)})
         SELECT g.probe_id, g.target_id, g.region_id, %(day)s, g.samples, g.errors,
-               %(now)s, {", ".join(merged(c) for c in _DAILY_JSON_COLUMNS)}
+               %(now)s, {outcomes}, {", ".join(merged(c) for c in fields)}
         FROM (
             -- A probe re-pointed at another target during the day is
             -- counted under its latest target for that day.
@@ -102,7 +108,7 @@ assert BUCKETS <= _SLOT
 @functools.cache
 def _hourly_sql(with_day: bool = False) -> str:
     """One INSERT for every (probe, region, hour) with raw rows in
-    [since, until), in the sparse jsonb form of Histogram.to_sparse; with_day
+    [since, until), histograms in their stored form (probes.packed); with_day
     (only for [since, until) a whole UTC day) also inserts the day's
     DailyRollup rows, counted from the same raw rows in the same statement.
 
@@ -116,7 +122,7 @@ def _hourly_sql(with_day: bool = False) -> str:
     per series and hour nearly every value is its own group.
 
     The day's groups are a second grouping set of the same sort, so they
-    cost a fraction of merging the day's hourly jsonb afterwards (0.3 against
+    cost a fraction of merging the day's hourly histograms afterwards (0.3 against
     0.8 CPU seconds on a day of bench/rollup.py's rows), and, read by the
     same statement, they hold exactly the rows its hours hold: the merge of
     the hours written, which is what rebuild_day would write when no other
@@ -129,7 +135,7 @@ def _hourly_sql(with_day: bool = False) -> str:
 
     The region rollups' 1 h blocks of the hours (probes.rollups.ladder) are a
     third grouping set, (region, hour), written by the same statement: merging
-    the hours' jsonb histograms into them afterwards (ladder.merge_sql) cost
+    the hours' histograms into them afterwards (ladder.merge_sql) cost
     more than this whole statement's SELECT (5.8 s against 2.9 s on a day of
     bench/dashboard.py's rows, on a busy machine), counting them here about a
     third of it. A region group has no probe (NULL) and no ranks."""
@@ -140,8 +146,7 @@ def _hourly_sql(with_day: bool = False) -> str:
         f"width_bucket(m.{metric.column}, %(edges)s::float8[]) + {i * _SLOT}" for i, metric in enumerate(HISTOGRAM)
     )
     hists = ", ".join(
-        f"coalesce(jsonb_object_agg(x & {_SLOT - 1}, n) FILTER (WHERE x >> {_SHIFT} = {i}),"
-        f" '{{}}'::jsonb) AS {metric.rollup_field}"
+        f"{pack_agg(f'x & {_SLOT - 1}', 'n', f'x >> {_SHIFT} = {i}')} AS {metric.rollup_field}"
         for i, metric in enumerate(HISTOGRAM)
     )
     fields = ", ".join(m.rollup_field for m in HISTOGRAM)

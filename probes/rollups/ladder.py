@@ -6,7 +6,7 @@ aggregates on aggregates or Thanos' downsampling).
 
 Built in SQL in the transaction that rebuilds hours (build._build): the 1 h
 blocks of the rebuilt hours counted from their raw rows by the statement that
-builds their hourly rollups (build._hourly_sql; merging the hourly jsonb
+builds their hourly rollups (build._hourly_sql; merging the hourly histograms
 into them here cost twice that statement), then each coarser block holding
 them from the blocks of the next finer grain inside it (merge_sql). So a
 block is always the merge of the hourly rows of its hours, and readers
@@ -24,10 +24,12 @@ from datetime import datetime, timedelta
 from django.db import connection
 
 from probes.metrics import HISTOGRAM
+from probes.packed import EMPTY_SQL, entries_sql, pack_agg
 from probes.rollups.locks import lock_region_week
 from probes.rollups.periods import EPOCH, GRAINS, HOUR, block_start
 
-JSON_COLUMNS = ("outcomes", *(m.rollup_field for m in HISTOGRAM))
+HIST_COLUMNS = tuple(str(m.rollup_field) for m in HISTOGRAM)
+JSON_COLUMNS = ("outcomes", *HIST_COLUMNS)
 WEEK = GRAINS[-1]
 
 
@@ -42,16 +44,21 @@ def merge_sql(
     its own filter (the finer grain of the block table, or TRUE).
 
     One pass over the source rows: every (key, block, column, bucket) is
-    summed in one GROUP BY, each (key, block, column) made one jsonb, and
+    summed in one GROUP BY, each (key, block, column) made one jsonb or histogram, and
     those pivoted into columns. Per-group correlated subqueries (the daily merge's form) would
     walk the source once per key, block and column."""
-    # Columns by position and keys compared bytewise (COLLATE "C"): the GROUP BY sorts every histogram entry by
-    # them, and under the database's own collation (C.UTF-8 here) each text comparison went through strcoll:
-    # the four series merges over 60 days at 10 M rows took 54.1 s this way against 70.8 s (bench/rollup.py's
-    # rows, one connection). A key's order in the result is jsonb's own whatever the sort: the same blocks.
-    pairs = ", ".join(f"({i}, s.{c})" for i, c in enumerate(JSON_COLUMNS))
-    pivots = ", ".join(f"(array_agg(o.obj) FILTER (WHERE o.col = {i}))[1] AS {c}" for i, c in enumerate(JSON_COLUMNS))
-    merged = ", ".join(f"coalesce(j.{c}, '{{}}'::jsonb)" for c in JSON_COLUMNS)
+    # Outcome names compared bytewise (COLLATE "C"): the GROUP BY sorts every entry by them, and under the
+    # database's own collation (C.UTF-8 here) each text comparison went through strcoll (the four series merges
+    # over 60 days at 10 M rows took 54.1 s this way against 70.8 s, bench/rollup.py's rows, one connection).
+    # Outcomes are column 0 (jsonb, by name), each histogram its position after it (probes.packed, by bucket).
+    pairs = ", ".join(f"({i}, s.{c})" for i, c in enumerate(HIST_COLUMNS, start=1))
+    pivots = ", ".join(
+        [
+            "(array_agg(o.obj) FILTER (WHERE o.col = 0))[1] AS outcomes",
+            *(f"(array_agg(o.bin) FILTER (WHERE o.col = {i}))[1] AS {c}" for i, c in enumerate(HIST_COLUMNS, 1)),
+        ]
+    )
+    merged = ", ".join(["coalesce(j.outcomes, '{}'::jsonb)", *(f"coalesce(j.{c}, {EMPTY_SQL})" for c in HIST_COLUMNS)])
     block = f"date_bin(make_interval(hours => %(span)s), s.{time_column}, %(epoch)s)"
     where = f"{only} AND s.{time_column} >= %(a)s AND s.{time_column} < %(b)s"
     n = len(keys)
@@ -74,14 +81,21 @@ def merge_sql(
         LEFT JOIN (
             SELECT {", ".join(f"o.{k}" for k in keys)}, o.b, {pivots}
             FROM (
-                SELECT {", ".join(f"e.{k}" for k in keys)}, e.b, e.col, jsonb_object_agg(e.key, e.n) AS obj
+                SELECT {", ".join(f"e.{k}" for k in keys)}, e.b, e.col,
+                       jsonb_object_agg(e.name, e.n) FILTER (WHERE e.col = 0) AS obj,
+                       {pack_agg("e.bucket", "e.n", "e.col > 0")} AS bin
                 FROM (
-                    SELECT {source_keys}, {block} AS b, m.col, x.key COLLATE "C" AS key, sum(x.value::bigint) AS n
+                    SELECT {source_keys}, {block} AS b, x.col, x.name, x.bucket, sum(x.n) AS n
                     FROM {source} s
-                    CROSS JOIN LATERAL (VALUES {pairs}) AS m(col, hist)
-                    CROSS JOIN LATERAL jsonb_each_text(m.hist) x
+                    CROSS JOIN LATERAL (
+                        SELECT 0 AS col, o.key COLLATE "C" AS name, NULL::int AS bucket, o.value::bigint AS n
+                        FROM jsonb_each_text(s.outcomes) o
+                        UNION ALL
+                        SELECT m.col, NULL, e.bucket, e.n
+                        FROM (VALUES {pairs}) AS m(col, hist) CROSS JOIN LATERAL {entries_sql("m.hist")} e
+                    ) x
                     WHERE {where}
-                    GROUP BY {positions}, {n + 2}, {n + 3}
+                    GROUP BY {positions}, {n + 2}, {n + 3}, {n + 4}
                 ) e
                 GROUP BY {positions}, {n + 2}
             ) o
@@ -136,8 +150,8 @@ def rebuild_blocks(
     table = RegionRollup._meta.db_table
     with connection.cursor() as cur:
         cur.execute("SET LOCAL jit = off")
-        # A Memoize over jsonb_each_text, keyed by the whole jsonb, nearly
-        # never hits (every row's histograms differ) and costs its hashing.
+        # A Memoize over a row's expanded outcomes or histograms, keyed by the
+        # whole value, nearly never hits (every row's differ) and costs its hashing.
         cur.execute("SET LOCAL enable_memoize = off")
         for grain, sql in _statements():
             if grain == GRAINS[0] and hours_built is not None:

@@ -163,8 +163,8 @@ def test_a_late_row_in_a_rolled_up_hour_is_read_from_raw_rows_until_the_hour_is_
 
 
 def merges(queries) -> int:
-    """Statements reading rollups' histograms: expanded in SQL, or (the time series) read as text to merge."""
-    return sum("jsonb_each_text" in q["sql"] or "_hist::text" in q["sql"] for q in queries.captured_queries)
+    """Statements reading rollups' histograms: expanded in SQL, or (the time series) read as stored to merge."""
+    return sum("get_byte(" in q["sql"] or "string_agg(r." in q["sql"] for q in queries.captured_queries)
 
 
 def test_merged_rollups_are_reused_until_one_of_their_hours_is_rebuilt(probe, regions, now):
