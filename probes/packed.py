@@ -63,10 +63,13 @@ def pack_agg(index: str, count: str, where: str | None = None) -> str:
 
 def entries_sql(column: str) -> str:
     """SQL for a LATERAL subquery: the (bucket int, n bigint) entries of one stored histogram `column`."""
-    c = column
+    # The value is copied out once (|| in a subquery kept apart by OFFSET 0): get_byte on a value PostgreSQL
+    # stored compressed or out of line decompresses the whole of it at every call, six calls an entry. Expanding
+    # a day's 1 h region blocks (270,000 entries) took 965 ms that way and 65 ms this way.
     return (
-        f"(SELECT (get_byte({c}, o) << 8) | get_byte({c}, o + 1) AS bucket, "
-        f"(get_byte({c}, o + 2)::int8 << 24) | (get_byte({c}, o + 3) << 16) | (get_byte({c}, o + 4) << 8) "
-        f"| get_byte({c}, o + 5) AS n "
-        f"FROM generate_series(0, length({c}) - {ENTRY_BYTES}, {ENTRY_BYTES}) AS o)"
+        "(SELECT (get_byte(d.h, o) << 8) | get_byte(d.h, o + 1) AS bucket, "
+        "(get_byte(d.h, o + 2)::int8 << 24) | (get_byte(d.h, o + 3) << 16) | (get_byte(d.h, o + 4) << 8) "
+        "| get_byte(d.h, o + 5) AS n "
+        f"FROM (SELECT {column} || {EMPTY_SQL} AS h OFFSET 0) AS d "
+        f"CROSS JOIN LATERAL generate_series(0, length(d.h) - {ENTRY_BYTES}, {ENTRY_BYTES}) AS o)"
     )

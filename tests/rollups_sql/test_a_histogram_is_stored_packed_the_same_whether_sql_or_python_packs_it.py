@@ -115,3 +115,15 @@ def test_the_migration_converts_jsonb_histograms_and_back_without_losing_a_count
     ]
     rows = list(HourlyRollup.objects.order_by("hour").values_list("ttft_hist", "tokens_per_s_hist"))
     assert rows == [(hist.to_sparse(), Histogram({h: 1}).to_sparse()) for h, hist in enumerate(hists)] + [({}, {})]
+
+
+def test_a_histogram_postgres_keeps_compressed_expands_to_the_same_counts() -> None:
+    # A wide region block is stored compressed; expanding it reads the value decompressed once.
+    buckets = {i: 1 + i % 7 for i in range(BUCKETS)}
+    with connection.cursor() as cur:
+        cur.execute("CREATE TEMP TABLE wide (h bytea)")
+        cur.execute("INSERT INTO wide VALUES (%s)", [pack(buckets)])
+        cur.execute("SELECT pg_column_size(h) < length(h) FROM wide")
+        assert cur.fetchone() == (True,)
+        cur.execute(f"SELECT e.bucket, e.n FROM wide w CROSS JOIN LATERAL {entries_sql('w.h')} e")
+        assert dict(cur.fetchall()) == buckets
