@@ -16,6 +16,7 @@ from factory.django import DjangoModelFactory
 from probes.alerts.secrets import encrypt_url, service_of
 from probes.models import (
     AlertRule,
+    HourlyRollup,
     Incident,
     IncidentEvent,
     Measurement,
@@ -111,6 +112,20 @@ class MeasurementFactory(DjangoModelFactory):
         kwargs["scheduled_for"] = started if slot is None else slot
         kwargs["started_at"] = slot if started is None else started
         return kwargs
+
+
+class HourlyRollupFactory(DjangoModelFactory):
+    """One probe's rollup of one hour from its (first) region, with no histograms unless given (as
+    Histogram.to_sparse's dicts, which the ORM stores packed)."""
+
+    class Meta:
+        model = HourlyRollup
+
+    probe = factory.SubFactory(ProbeFactory)
+    target = factory.LazyAttribute(lambda r: r.probe.target)
+    region = factory.LazyAttribute(lambda r: r.probe.regions.order_by("id").first())
+    hour = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    samples = 1
 
 
 class RegionKeyFactory(DjangoModelFactory):

@@ -15,7 +15,8 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from probes.forms import NO_REGION
-from probes.models import HourlyRollup, Measurement, Probe, Region, Target
+from probes.models import Measurement, Probe, Region, Target
+from tests.factories import HourlyRollupFactory
 
 
 def target_data(**overrides) -> dict:
@@ -382,11 +383,8 @@ def test_measurement_changelist_renders_and_filters(admin_client, measurements):
 def test_rollup_admin_is_read_only_and_reads_histograms(admin_client, make_probe):
     from probes.histogram import histogram_of
 
-    probe = make_probe()
-    rollup = HourlyRollup.objects.create(
-        probe=probe,
-        target=probe.target,
-        region=probe.regions.get(),
+    rollup = HourlyRollupFactory(
+        probe=make_probe(),
         hour=datetime(2025, 3, 1, 12, tzinfo=UTC),
         samples=4,
         errors=1,

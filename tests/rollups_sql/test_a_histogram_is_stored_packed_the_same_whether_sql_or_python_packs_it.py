@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from probes.histogram import BUCKETS, Histogram
 from probes.models import HourlyRollup
 from probes.packed import MAX_COUNT, entries_sql, pack, pack_agg, sparse, unpack
+from tests.factories import HourlyRollupFactory
 from tests.jsonb_histograms import histograms_as_jsonb
 
 pytestmark = pytest.mark.django_db
@@ -65,17 +66,9 @@ def test_a_count_no_entry_can_hold_is_refused_in_sql_and_in_python() -> None:
         packed_in_sql({5: MAX_COUNT + 1})
 
 
-def test_the_orm_writes_and_reads_the_sparse_dict(make_probe) -> None:
-    probe = make_probe()
+def test_the_orm_writes_and_reads_the_sparse_dict() -> None:
     ttft = Histogram({3: 2, 700: 5, BUCKETS - 1: MAX_COUNT})
-    rollup = HourlyRollup.objects.create(
-        probe=probe,
-        target=probe.target,
-        region=probe.regions.get(),
-        hour=datetime(2026, 3, 1, 12, tzinfo=UTC),
-        samples=3,
-        ttft_hist=ttft.to_sparse(),
-    )
+    rollup = HourlyRollupFactory(ttft_hist=ttft.to_sparse())
     stored = HourlyRollup.objects.get(pk=rollup.pk)
     assert stored.ttft_hist == ttft.to_sparse()
     assert list(stored.ttft_hist) == ["3", "700", str(BUCKETS - 1)]
@@ -89,12 +82,9 @@ def test_the_migration_converts_jsonb_histograms_and_back_without_losing_a_count
     probe = make_probe()
     hists = [Histogram({i: i + 1, 3 * i + 9: MAX_COUNT - i}) for i in range(6)]
     for h, hist in enumerate(hists):
-        HourlyRollup.objects.create(
+        HourlyRollupFactory(
             probe=probe,
-            target=probe.target,
-            region=probe.regions.get(),
             hour=datetime(2026, 3, 1, h, tzinfo=UTC),
-            samples=1,
             ttft_hist=hist.to_sparse(),
             tokens_per_s_hist=Histogram({h: 1}).to_sparse(),
         )
