@@ -31,7 +31,8 @@ def _parsed(datas: Sequence[bytes | None]) -> tuple[np.ndarray, np.ndarray, np.n
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     entries = np.array([len(datas[i]) // ENTRY_BYTES for i in present], dtype=np.int64)  # type: ignore[arg-type]
     index, count = unpack(b"".join([datas[i] for i in present]))  # type: ignore[misc]
-    if len(index) != int(entries.sum()) or (len(index) and index.max() >= BUCKETS):
+    # Whole entries each (checked above), so the joined bytes hold exactly the entries counted.
+    if len(index) and index.max() >= BUCKETS:
         return None
     return np.repeat(np.array(present, dtype=np.int64), entries), index, count
 
