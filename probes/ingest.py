@@ -29,6 +29,7 @@ from probes import deadletters, live, partitions
 from probes.engine.result import CONNECTIONS, OUTCOMES
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import count_ingest
+from probes.rollups.locks import hold_ingest_ids
 from probes.slot_time import SLOT_EARLY, SLOT_LATE, started_near_slot
 
 log = logging.getLogger(__name__)
@@ -276,6 +277,8 @@ def _insert(kept: list[dict]) -> list[dict]:
     # with ON CONFLICT: COPY formats rows in C, where binding thousands of
     # parameters (or arrays of them) costs more than the insert itself.
     connection.ensure_connection()
+    # Before the INSERT draws ids, so a rebuild's cut never falls among the ids of an uncommitted batch.
+    hold_ingest_ids()
     # Django's error wrapper, as around its own cursors: a refusal from this
     # raw cursor is then a django.db.DatabaseError like any other, and takes
     # the one-by-one path of store_with_retry instead of escaping it.

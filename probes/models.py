@@ -39,6 +39,7 @@ from probes.engine.styles.gemini import model_in_url
 from probes.presets import placeholder_error, preset_errors
 from probes.rollup_models import (  # noqa: F401 (re-exported: the app's models live in probes.models)
     DailyRollup,
+    HourCut,
     HourlyRollup,
     HourVersion,
     RegionRollup,

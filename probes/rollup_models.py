@@ -254,6 +254,26 @@ class RollupHour(models.Model):
         return f"{self.hour:%Y-%m-%d %H:00} UTC" if self.hour else "?"
 
 
+class HourCut(models.Model):
+    """Which raw rows the HourlyRollup rows of a UTC hour count: those with an id at or below `cut`
+    (probes.rollups.locks.take_cut), as of the last rebuild that wrote them. Rows stored later all have higher
+    ids, so the hour as it is now is its rollups plus its raw rows above the cut. Readers use that for an hour
+    with no RollupHour mark (the current hour, rebuilt every few minutes, or one a late row reached), which
+    they would otherwise read raw in full (probes.readings.plan)."""
+
+    hour = models.DateTimeField(primary_key=True, help_text="Start of the UTC hour.")
+    cut = models.BigIntegerField(help_text="The highest measurement id the hour's rollups may count.")
+    newest = models.DateTimeField(
+        null=True,
+        help_text="The latest started_at the hour's rollups count, for an hour that had not ended when they were "
+        "built (a window ending inside the hour may use them only if it ends after it); empty for an ended hour.",
+    )
+    built_at = models.DateTimeField(help_text="When the hour's rollups were built (their updated_at).")
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} UTC up to id {self.cut}" if self.hour else "?"
+
+
 class HourVersion(models.Model):
     """How many ingest transactions have stored rows in one UTC hour: the
     compare-and-swap that lets a rebuild of the hour run without blocking

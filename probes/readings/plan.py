@@ -10,6 +10,14 @@ always complete. A reading of every target grouped by region reads the
 marked hours from region rollups instead (probes.rollups.ladder), tiled by
 ladder_tiles under the same rule: a block only when all its hours are
 marked.
+
+An unmarked hour starting inside the window (the current hour, rebuilt
+every few minutes, or one a late row reached) whose last rebuild recorded a
+cut (probes.models.HourCut) is read from that rebuild's hourly rollups,
+which count its rows up to the cut, plus its raw rows above the cut (the
+tail): at 100 M rows the current hour is up to 70,000 rows, read raw on
+every request before. Only when every row those rollups count lies inside
+the window (HourCut.newest); otherwise the hour is read raw.
 """
 
 from __future__ import annotations
@@ -91,6 +99,11 @@ class Coverage:
     raw: list[tuple[datetime, datetime]] = field(default_factory=list)
     # built_at of every marked hour inside the window.
     built: dict[datetime, datetime] = field(default_factory=dict)
+    # Unmarked hours starting inside the window read from their hourly rollups up to a cut (probes.models.HourCut;
+    # the current hour, mostly): hour -> (cut, built_at). Their rows above the cut are in tails.
+    partial: dict[datetime, tuple[int, datetime]] = field(default_factory=dict)
+    # (start, end, cut): the raw rows of [start, end) with an id above cut, one per partial hour.
+    tails: list[tuple[datetime, datetime, int]] = field(default_factory=list)
 
     @property
     def covered_hours(self) -> set[datetime]:
@@ -118,10 +131,13 @@ def coverage(since: datetime, until: datetime, *, rollups: bool = True, daily: b
     DailyRollup, which hours from HourlyRollup, and which intervals from raw
     rows (see the module docstring). rollups=False: raw rows only."""
     built: dict[datetime, datetime] = {}
+    cuts: dict[datetime, tuple[int, datetime]] = {}
     first, end = ceil_hour(since), floor_hour(until)
     if rollups and first < end:
         built = marks(first, end)
-    return coverage_of(since, until, built, daily=daily)
+    if rollups and first < until:
+        cuts = usable_cuts(first, until)
+    return coverage_of(since, until, built, daily=daily, cuts=cuts)
 
 
 # What times read as integers count from (EPOCH is where buckets are aligned, which may differ).
@@ -143,10 +159,34 @@ def marks(first: datetime, end: datetime) -> dict[datetime, datetime]:
         return {UNIX + timedelta(microseconds=h): UNIX + timedelta(microseconds=b) for h, b in cur.fetchall()}
 
 
-def coverage_of(since: datetime, until: datetime, built: dict[datetime, datetime], *, daily: bool = True) -> Coverage:
+def usable_cuts(first: datetime, until: datetime) -> dict[datetime, tuple[int, datetime]]:
+    """The unmarked hours from `first` on whose hourly rollups count only rows before `until` and whose HourCut
+    says which ones: hour -> (cut, built_at). An hour that had ended when built counts rows of its own hour only,
+    so it must end by `until`; one still running counts rows up to HourCut.newest."""
+    from probes.models import HourCut, RollupHour
+
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT c.hour, c.cut, c.built_at FROM {HourCut._meta.db_table} c"
+            f" WHERE c.hour >= %s AND c.hour < %s AND coalesce(c.newest < %s, c.hour + interval '1 hour' <= %s)"
+            f" AND NOT EXISTS (SELECT FROM {RollupHour._meta.db_table} r WHERE r.hour = c.hour)",
+            [first, until, until, until],
+        )
+        return {hour: (cut, built_at) for hour, cut, built_at in cur.fetchall()}
+
+
+def coverage_of(
+    since: datetime,
+    until: datetime,
+    built: dict[datetime, datetime],
+    *,
+    daily: bool = True,
+    cuts: dict[datetime, tuple[int, datetime]] | None = None,
+) -> Coverage:
     """coverage() given the marks (hour -> built_at; others outside the
     window are ignored), so a reader planning many windows at once (the
-    buckets of regions.csv) reads the marks once."""
+    buckets of regions.csv) reads the marks once; and the usable cuts of
+    unmarked hours (usable_cuts), if any."""
     plan = Coverage(since=since, until=until)
     first, end = ceil_hour(since), floor_hour(until)
     if first < end:
@@ -163,7 +203,9 @@ def coverage_of(since: datetime, until: datetime, built: dict[datetime, datetime
                     marked -= hours
                 day += DAY
         plan.hours = sorted(marked)
-    plan.raw = raw_intervals(since, until, plan.covered_hours)
+    plan.partial = {h: cut for h, cut in (cuts or {}).items() if since <= h < until and h not in plan.built}
+    plan.tails = [(h, min(h + HOUR, until), cut) for h, (cut, _) in sorted(plan.partial.items())]
+    plan.raw = raw_intervals(since, until, plan.covered_hours | set(plan.partial))
     return plan
 
 
@@ -288,13 +330,14 @@ def bucket_start(when: datetime, size: timedelta) -> datetime:
     return EPOCH + ((when - EPOCH) // size) * size
 
 
-def merge_intervals(intervals: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
-    merged: list[tuple[datetime, datetime]] = []
-    for a, b in intervals:
-        if merged and merged[-1][1] == a:
-            merged[-1] = (merged[-1][0], b)
+def merge_intervals(intervals: list[tuple]) -> list[tuple]:
+    """Adjacent intervals joined; a tail (start, end, cut) is kept apart, its cut its own."""
+    merged: list[tuple] = []
+    for interval in intervals:
+        if merged and len(interval) == 2 and len(merged[-1]) == 2 and merged[-1][1] == interval[0]:
+            merged[-1] = (merged[-1][0], interval[1])
         else:
-            merged.append((a, b))
+            merged.append(tuple(interval))
     return merged
 
 
@@ -306,8 +349,9 @@ class SeriesPlan:
     rolled: dict[datetime, list[datetime]] = field(default_factory=dict)
     # Buckets with marked hours and raw parts (the partial first and last
     # ones, or one holding an hour not rolled up yet): start -> (the marked
-    # hours, the raw intervals).
-    mixed: dict[datetime, tuple[list[datetime], list[tuple[datetime, datetime]]]] = field(default_factory=dict)
+    # hours, the raw intervals). A partial hour of the plan counts as marked,
+    # its tail (start, end, cut) among the raw intervals.
+    mixed: dict[datetime, tuple[list[datetime], list[tuple]]] = field(default_factory=dict)
     # The buckets with no marked hour, as raw intervals.
     raw: list[tuple[datetime, datetime]] = field(default_factory=list)
 
@@ -321,10 +365,13 @@ def series_plan(since: datetime, until: datetime, size: timedelta, plan: Coverag
     while start < until:
         a, b = max(start, since), min(start + size, until)
         hours = [h for h in (ceil_hour(a) + HOUR * i for i in range((b - ceil_hour(a)) // HOUR)) if h in plan.built]
+        partial = sorted(h for h in plan.partial if a <= h < b)
+        hours = sorted([*hours, *partial])
         if not hours:
             raw.append((a, b))
         else:
-            rest = raw_intervals(a, b, set(hours))
+            rest: list[tuple] = list(raw_intervals(a, b, set(hours)))
+            rest += [(h, min(h + HOUR, b), plan.partial[h][0]) for h in partial]
             if rest:
                 out.mixed[start] = (hours, rest)
             else:

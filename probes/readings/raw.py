@@ -27,7 +27,7 @@ from probes.readings.slots import started_in_literals, started_in_params
 
 def read_raw(
     out: dict[tuple, Reading],
-    intervals: list[tuple[datetime, datetime]],
+    intervals: list[tuple],
     group_by: tuple[str, ...],
     narrow: dict[str, list | None],
     metrics: tuple[str, ...],
@@ -49,7 +49,7 @@ def read_raw(
     ms (medians of 7, on a busy machine)."""
     if not intervals:
         return
-    if raw_values or sum((b - a for a, b in intervals), timedelta(0)) <= VALUES_MAX:
+    if raw_values or sum((b - a for a, b, *_ in intervals), timedelta(0)) <= VALUES_MAX:
         _read_raw_values(out, intervals, group_by, narrow, metrics, raw_values)
         return
     params: dict = {"edges": SQL_EDGES}
@@ -95,7 +95,7 @@ VALUES_MAX = RAW_MAX
 
 def _read_raw_values(
     out: dict[tuple, Reading],
-    intervals: list[tuple[datetime, datetime]],
+    intervals: list[tuple],
     group_by: tuple[str, ...],
     narrow: dict[str, list | None],
     metrics: tuple[str, ...],

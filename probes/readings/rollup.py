@@ -221,7 +221,7 @@ def _series_sql(
 
 def _raw_part(
     metric: str,
-    raw: list[tuple[datetime, datetime]],
+    raw: list[tuple],
     targets: list[int],
     regions: list[int],
     params: dict[str, Any],
@@ -281,7 +281,7 @@ def rollup_series(
     hours: Iterable[datetime],
     targets: list[int],
     regions: list[int],
-    raw: Sequence[tuple[datetime, datetime]] = (),
+    raw: Sequence[tuple] = (),
 ) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
     rollups (see _series_sql), and the raw rows of `raw` counted into the
@@ -304,7 +304,7 @@ def region_series(
     size: timedelta,
     blocks: list[tuple[int, datetime]],
     regions: list[int],
-    raw: Sequence[tuple[datetime, datetime]] = (),
+    raw: Sequence[tuple] = (),
     targets: Sequence[int] = (),
 ) -> list[tuple]:
     """rollup_series for every target: the same rows, merged from region

@@ -50,18 +50,28 @@ def _rolled(
     f: Selection,
     size: timedelta,
     hours: dict[datetime, list[datetime]],
-    raw: list[tuple[datetime, datetime]],
+    raw: list[tuple],
     every: bool,
     targets: list[int],
     regions: list[int],
+    partial: frozenset[datetime] = frozenset(),
 ) -> list[tuple]:
     """The series rows of some buckets from their marked hours' rollups, plus
-    the raw rows of `raw` counted into the same histograms."""
+    the raw rows of `raw` counted into the same histograms (tails among them:
+    (start, end, cut)). partial: the hours among `hours` read up to a cut
+    (plan.Coverage.partial)."""
     if every:
         # Each bucket's hours tiled by the region rollup blocks inside it: one
         # 3 h or 12 h row per region and bucket instead of one per probe,
-        # region and hour.
-        blocks = [tile for marked in hours.values() for tile in ladder_tiles(marked[0], marked[-1] + HOUR, marked)]
+        # region and hour. A partial hour is its own 1 h block, written with its
+        # hourly rollups up to the same cut; a longer block holding it is read
+        # only once all its hours are marked.
+        blocks = []
+        for marked in hours.values():
+            whole = [h for h in marked if h not in partial]
+            if whole:
+                blocks += ladder_tiles(whole[0], whole[-1] + HOUR, whole)
+            blocks += [(1, h) for h in marked if h in partial]
         return region_series(f.metric, f.percentile, size, blocks, regions, raw, targets)
     flat = [h for marked in hours.values() for h in marked]
     return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw)
@@ -124,7 +134,7 @@ def series(f: Selection) -> list[SeriesRow]:
         if sp.mixed:
             hours = {start: marked for start, (marked, _) in sp.mixed.items()}
             raw = merge_intervals([part for _, parts in sp.mixed.values() for part in parts])
-            jobs["mixed"] = partial(_rolled, f, size, hours, raw, every, targets, regions)
+            jobs["mixed"] = partial(_rolled, f, size, hours, raw, every, targets, regions, frozenset(plan.partial))
         results = dict(zip(jobs, side_by_side.run(list(jobs.values())), strict=True))
         found += results.get("raw", [])
         if missing:

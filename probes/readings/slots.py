@@ -116,14 +116,20 @@ def slot_lookups(lookups: dict[str, Any]) -> dict[str, list[datetime]]:
     return out
 
 
-def started_in_params(
-    intervals: Iterable[tuple[datetime, datetime]], params: dict[str, Any], prefix: str, alias: str = ""
-) -> str:
+def started_in_params(intervals: Iterable[tuple], params: dict[str, Any], prefix: str, alias: str = "") -> str:
     """(started_at in [a, b) and its slot range, or ...) over named parameters prefix<i>..., added to params.
+    An interval (a, b, cut) holds only the rows with an id above cut: a partial hour's tail
+    (probes.readings.plan.Coverage.tails).
 
     Each interval carries its own slot range, so a reading of a window's two edges (its middle from rollups)
     prunes to the edges' days, not to every day between them."""
-    parts = [started_params(params, f"{prefix}{i}", alias, since=a, until=b) for i, (a, b) in enumerate(intervals)]
+    parts = []
+    for i, (a, b, *cut) in enumerate(intervals):
+        part = started_params(params, f"{prefix}{i}", alias, since=a, until=b)
+        if cut:
+            params[f"{prefix}{i}cut"] = cut[0]
+            part = f"({part} AND {alias + '.' if alias else ''}id > %({prefix}{i}cut)s)"
+        parts.append(part)
     return "(" + " OR ".join(parts) + ")" if parts else "FALSE"
 
 

@@ -100,12 +100,18 @@ def read_window(
                 Coverage(since=since, until=until, days=days, spans=spans, built=plan.built),
                 Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
             ]
+        # Partial hours (the current one, mostly) from their rollups up to a cut, their tails among the raw
+        # rows: a part of its own, since its hours change every few minutes.
+        if plan.partial:
+            built = {h: at for h, (_, at) in plan.partial.items()}
+            parts.append(Coverage(since=since, until=until, hours=sorted(plan.partial), built=built))
         # Every part not in the cache, and the raw rows, are read side by side where the process allows
         # (side_by_side: the served web process); the raw rows first, on this thread.
         merged_parts = []
         # The first job's result is the readings the others are merged into, so the raw part always has one,
         # even with no raw interval (it then reads nothing).
-        jobs: list[Callable[[], Any]] = [partial(_raw_part, plan.raw, group_by, narrow, metrics, raw_values)]
+        raw = [*plan.raw, *plan.tails]
+        jobs: list[Callable[[], Any]] = [partial(_raw_part, raw, group_by, narrow, metrics, raw_values)]
         for part in parts:
             if not (part.days or part.hours or part.blocks or part.spans):
                 continue

@@ -32,7 +32,7 @@ from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
 from probes.packed import entries_sql, pack_agg
 from probes.rollups import series_blocks
 from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
-from probes.rollups.locks import lock_day, lock_series_block, read_versions, unchanged_hours
+from probes.rollups.locks import lock_day, lock_series_block, read_versions, take_cut, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day, floor_hour, hours_between
 from probes.rollups.side_by_side import side_by_side
 from probes.slot_time import slot_bounds
@@ -162,6 +162,9 @@ def _hourly_sql(with_day: bool = False) -> str:
         # The slot rule (probes.slot_time): the same rows, and only the
         # partitions of the days they can be in.
         " AND scheduled_for >= %(low)s AND scheduled_for < %(high)s"
+        # The rows at or below the build's cut (locks.take_cut): all committed, and the ones HourCut says
+        # these rollups count.
+        " AND id <= %(cut)s"
     )
     hour = "date_trunc('hour', started_at, 'UTC')"
     # The day's groups have no hour (NULL): their period is [since, until);
@@ -191,7 +194,7 @@ def _hourly_sql(with_day: bool = False) -> str:
                        WHERE l.probe_id = g.probe_id AND l.region_id = g.region_id
                          AND l.started_at >= coalesce(g.hour, %(since)s)
                          AND l.started_at < coalesce(g.hour + interval '1 hour', %(until)s)
-                         AND l.scheduled_for >= %(low)s AND l.scheduled_for < %(high)s
+                         AND l.scheduled_for >= %(low)s AND l.scheduled_for < %(high)s AND l.id <= %(cut)s
                        ORDER BY l.started_at DESC, l.id DESC LIMIT 1
                    ) END AS target_id,
                    g.region_id, g.hour, g.samples, g.errors,
@@ -303,6 +306,7 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
         lock_day(day)
         # Before the statement that reads raw rows (see locks.py).
         versions = read_versions(hours)
+        cut = take_cut()
         with connection.cursor() as cur:
             # The day's rows are sorted by series and hour in memory (27 MB
             # at 166k rows a day) instead of in a merge on disk, as at the
@@ -317,7 +321,15 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
                 cur.execute(f"DELETE FROM {DailyRollup._meta.db_table} WHERE day = %s", [day])
             cur.execute(
                 _hourly_sql(with_day),
-                {"since": since, "until": until, "low": low, "high": high, "now": now, "edges": _EDGE_PARAM},
+                {
+                    "since": since,
+                    "until": until,
+                    "low": low,
+                    "high": high,
+                    "now": now,
+                    "cut": cut,
+                    "edges": _EDGE_PARAM,
+                },
             )
             written = dict(cur.fetchall())
             # A series with no raw rows left in a rebuilt hour (its rows
@@ -375,10 +387,40 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
             unique_fields=["hour"],
             update_fields=["built_at"],
         )
+        _record_cuts(hours, written, with_rollups, cut, now)
         # Marks only blocks whose hours are all marked now: an ingest that
         # moved a version meanwhile leaves its hour, and so them, unmarked.
         series_blocks.mark_complete(rebuilt, now)
     return sum(written.values())
+
+
+def _record_cuts(
+    hours: list[datetime], written: dict[datetime, int], with_rollups: set[datetime], cut: int, now: datetime
+) -> None:
+    """HourCut of each hour whose rollups are now exactly its raw rows up to the cut: the hours written, and
+    those with neither raw rows nor rollups. An hour that kept rollups it did not write (raw rows pruned) loses
+    its cut. An hour that has not ended records the latest started_at counted (HourCut.newest)."""
+    from probes.models import HourCut, Measurement
+
+    exact = [h for h in hours if h in written or h not in with_rollups]
+    newest: dict[datetime, datetime | None] = {}
+    with connection.cursor() as cur:
+        for h in exact:
+            if h + HOUR > now:
+                low, high = slot_bounds(h, h + HOUR)
+                cur.execute(
+                    f"SELECT max(started_at) FROM {Measurement._meta.db_table} WHERE started_at >= %s "
+                    "AND started_at < %s AND scheduled_for >= %s AND scheduled_for < %s AND id <= %s",
+                    [h, h + HOUR, low, high, cut],
+                )
+                newest[h] = cur.fetchone()[0] or h
+    HourCut.objects.filter(hour__in=[h for h in hours if h not in exact]).delete()
+    HourCut.objects.bulk_create(
+        [HourCut(hour=h, cut=cut, newest=newest.get(h), built_at=now) for h in exact],
+        update_conflicts=True,
+        unique_fields=["hour"],
+        update_fields=["cut", "newest", "built_at"],
+    )
 
 
 def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:

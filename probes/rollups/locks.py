@@ -34,6 +34,17 @@ the rebuild wrote. In every case the hour ends unmarked or counting the row.
 Ingest never waits for a build: only for the instant between a rebuild's
 final version lock and its commit (a few mark rows), and two ingests into one
 hour wait for each other only from the bump to their commit.
+
+Which rows a rebuild counted: the cut (take_cut). Each rebuild reads the
+highest id drawn from the measurement sequence while no ingest is in flight
+(ingest holds INGEST_IDS shared from before its INSERT to its commit; the
+rebuild takes it exclusive for that one read), and counts only rows at or
+below it. So its rollups count exactly the hour's rows up to the cut, every
+one committed, and any row stored later has a higher id. HourCut records
+the cut, and readers read an unmarked hour as its rollups plus its rows above
+the cut (probes.readings.plan) instead of reading the whole hour raw. The
+version check above still decides the marks: a row above the cut was stored
+by an ingest that bumped the version after the rebuild read it.
 """
 
 from __future__ import annotations
@@ -43,7 +54,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from enum import IntEnum
 
-from django.db import connection
+from django.db import connection, transaction
 
 from probes.rollups.periods import floor_day, floor_hour
 
@@ -71,6 +82,9 @@ class LockSpace(IntEnum):
     # One 16-day block of series rollups (probes.rollups.series_blocks) and every finer block inside it,
     # exclusive while a rebuild unmarks or merges them, for the same reason as REGION_WEEK.
     SERIES_BLOCK = 7146
+    # Measurement ids: shared by every ingest transaction from before its INSERT to its commit, exclusive by a
+    # rebuild for the instant it reads the id sequence (take_cut).
+    INGEST_IDS = 7147
 
 
 def _key(start: datetime) -> int:
@@ -99,6 +113,40 @@ def lock_series_block(start: datetime) -> None:
     over the series blocks, one block after another in time order: no two takers can wait on each other."""
     with connection.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [int(LockSpace.SERIES_BLOCK), _key(start)])
+
+
+def hold_ingest_ids() -> None:
+    """Ingest's side of take_cut: call it in the storing transaction before the INSERT draws ids from the
+    sequence. Shared, so ingests never wait for each other; held until commit."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock_shared(%s, 0)", [int(LockSpace.INGEST_IDS)])
+
+
+def take_cut() -> int:
+    """The highest measurement id drawn so far, at an instant when no ingest transaction was in flight: every
+    row with an id at or below it is committed (or rolled back) when this returns, so a statement run after it
+    sees all of them, and every row stored later has a higher id. A rebuild counts only the rows at or below
+    its cut, and readers add the hour's rows above it (probes.models.HourCut) instead of reading it raw.
+
+    The lock is the session's, taken and released around one read: ingest waits only for that instant (and
+    for ingests already in flight to commit), never for a build. A transaction-scoped lock would be held until
+    the rebuild's commit. The read runs in a savepoint, so a failure there leaves the transaction able to run
+    the unlock."""
+    from probes.models import Measurement
+
+    key = int(LockSpace.INGEST_IDS)
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_lock(%s, 0)", [key])
+        try:
+            with transaction.atomic():
+                cur.execute(
+                    "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence(%s, 'id')::regclass), 0)",
+                    [Measurement._meta.db_table],
+                )
+                (cut,) = cur.fetchone()
+        finally:
+            cur.execute("SELECT pg_advisory_unlock(%s, 0)", [key])
+    return int(cut)
 
 
 def _table() -> str:

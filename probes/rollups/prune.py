@@ -45,11 +45,12 @@ def prune_raw(now: datetime | None = None) -> int:
     if missed:
         log.info("pruned %d missed runs scheduled before %s", missed, cutoff.isoformat())
     if settings.LATENCY_ROLLUP_RETENTION_DAYS:
-        from probes.models import DailyRollup, HourlyRollup, RollupHour
+        from probes.models import DailyRollup, HourCut, HourlyRollup, RollupHour
 
         old = floor_hour(now - timedelta(days=settings.LATENCY_ROLLUP_RETENTION_DAYS))
         HourlyRollup.objects.filter(hour__lt=old).delete()
         RollupHour.objects.filter(hour__lt=old).delete()
+        HourCut.objects.filter(hour__lt=old).delete()
         # Only days wholly before the cut: the day straddling it loses some
         # marks, so readers stop using its daily row anyway.
         DailyRollup.objects.filter(day__lte=old - DAY).delete()

@@ -14,7 +14,7 @@ import pytest
 from latency.forms import dashboard_filters
 from probes import readings
 from probes.histogram import exact_percentile, histogram_of
-from probes.models import Measurement, RollupHour
+from probes.models import HourCut, Measurement, RollupHour
 from probes.readings.cache import merge_cache
 from probes.rollups import HOUR, floor_hour, rebuild_range
 from tests.factories import spread_measurements
@@ -37,11 +37,13 @@ def test_a_bucket_of_marked_hours_and_raw_rows_ranks_all_of_them(make_probe, mak
         spread_measurements(probe, region, start, now, 30 * 48, seed=i, median=150.0 * (i + 1), fail_every=7)
     rebuild_range(start, current)
     # One hour in the middle is unmarked, as a late row leaves it: its
-    # bucket is mixed. Every hour of an earlier bucket too: it is raw alone.
+    # bucket is mixed. An earlier bucket's hours are as if never rolled up
+    # (no mark, no cut to read them up to): it is raw alone.
     mixed = bucket_of(current - 13 * HOUR)
     raw_alone = bucket_of(current - 22 * HOUR)
     RollupHour.objects.filter(hour=mixed + HOUR).delete()
     RollupHour.objects.filter(hour__gte=raw_alone, hour__lt=raw_alone + BUCKET).delete()
+    HourCut.objects.filter(hour__gte=raw_alone, hour__lt=raw_alone + BUCKET).delete()
     params = {"window": ["7d"]} | ({"target": [str(probe.target_id)]} if scope == "one target" else {})
     f = dashboard_filters(params, now)
     assert readings.bucket_size(f) == BUCKET

@@ -181,7 +181,9 @@ def test_a_day_with_all_24_hours_marked_is_read_from_its_daily_rows(probes, regi
     assert read(since, until, regions)[(regions[0].id,)].samples == 10_000 * len(probes) + 2 * 2 * 10
 
 
-def test_a_day_missing_one_mark_is_read_hour_by_hour_and_raw_for_the_unmarked_hour(probes, regions, day):
+def test_a_day_missing_one_mark_reads_its_hours_and_the_unmarked_one_up_to_its_cut_and_the_late_row(
+    probes, regions, day
+):
     fill(probes, regions, day, 24)
     build_day(day)
     DailyRollup.objects.filter(day=day).update(samples=10_000)  # would show if the day were read whole
@@ -200,7 +202,10 @@ def test_a_day_missing_one_mark_is_read_hour_by_hour_and_raw_for_the_unmarked_ho
     plan = coverage(day, day + DAY)
     assert plan.days == []
     assert len(plan.hours) == 23
-    assert plan.raw == [(day + 13 * HOUR, day + 14 * HOUR)]
+    # The unmarked hour: its rollups up to their cut, and the late row above it (its tail).
+    assert plan.raw == []
+    assert list(plan.partial) == [day + 13 * HOUR]
+    assert [tail[:2] for tail in plan.tails] == [(day + 13 * HOUR, day + 14 * HOUR)]
     reading = read(day, day + DAY, regions)[(regions[0].id,)]
     assert reading.samples == 24 * 10 * len(probes) + 1
     assert reading.hists["ttft"].percentile(1.0) == pytest.approx(77_777.0, rel=0.02)
