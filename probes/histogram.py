@@ -191,6 +191,21 @@ class Histogram:
             own[index] = own.get(index, 0) + count
         self._n += other._n
 
+    def subtract(self, other: Histogram) -> None:
+        """Take away the counts of a histogram this one holds (a part of its rows): exact, since counts add.
+        Raises, changing nothing, if this one does not hold them all."""
+        own = self._counts
+        if any(own.get(index, 0) < count for index, count in other._counts.items()):
+            raise ValueError("cannot subtract counts a histogram does not hold")
+        own = self._counts = dict(own)  # its dict may be a cached merge's (merge adopts a copy, of_sums its own)
+        for index, count in other._counts.items():
+            left = own[index] - count
+            if left:
+                own[index] = left
+            else:
+                del own[index]
+        self._n -= other._n
+
     @classmethod
     def merged(cls, histograms: Iterable[Histogram]) -> Histogram:
         total = cls()

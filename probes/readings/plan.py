@@ -18,6 +18,12 @@ which count its rows up to the cut, plus its raw rows above the cut (the
 tail): at 100 M rows the current hour is up to 70,000 rows, read raw on
 every request before. Only when every row those rollups count lies inside
 the window (HourCut.newest); otherwise the hour is read raw.
+
+At the other end, a window starting before the middle of a marked hour reads
+that hour whole from its rollups less its raw rows before the window
+(coverage(head=True), for read_window, which subtracts them): so a window's
+two edges together cost at most about half an hour of raw rows plus the
+current hour's rows stored since its last rebuild, instead of an hour.
 """
 
 from __future__ import annotations
@@ -104,6 +110,10 @@ class Coverage:
     partial: dict[datetime, tuple[int, datetime]] = field(default_factory=dict)
     # (start, end, cut): the raw rows of [start, end) with an id above cut, one per partial hour.
     tails: list[tuple[datetime, datetime, int]] = field(default_factory=list)
+    # The marked hour the window starts inside, when it is read whole from its hourly rollups less its raw rows
+    # before the window (minus): (hour, built_at). See coverage(head=True).
+    head: tuple[datetime, datetime] | None = None
+    minus: list[tuple[datetime, datetime]] = field(default_factory=list)
 
     @property
     def covered_hours(self) -> set[datetime]:
@@ -126,18 +136,49 @@ class Coverage:
         return digest.digest()
 
 
-def coverage(since: datetime, until: datetime, *, rollups: bool = True, daily: bool = True) -> Coverage:
+def coverage(
+    since: datetime, until: datetime, *, rollups: bool = True, daily: bool = True, head: bool = False
+) -> Coverage:
     """Plan a reading of [since, until): which complete days come from
     DailyRollup, which hours from HourlyRollup, and which intervals from raw
-    rows (see the module docstring). rollups=False: raw rows only."""
+    rows (see the module docstring). rollups=False: raw rows only.
+
+    head=True, for a reader that can subtract (read_window): when the window
+    starts before the middle of a marked hour whose raw rows are all still
+    stored, that hour is read whole from its rollups less its raw rows before
+    the window (plan.minus), which are fewer than the ones inside it. Counts
+    subtract exactly, so the window's first hour costs at most half an hour of
+    raw rows instead of up to a whole one."""
     built: dict[datetime, datetime] = {}
     cuts: dict[datetime, tuple[int, datetime]] = {}
     first, end = ceil_hour(since), floor_hour(until)
-    if rollups and first < end:
-        built = marks(first, end)
+    start = floor_hour(since)
+    head = head and rollups and timedelta(0) < since - start < HOUR / 2 and start + HOUR <= until
+    if rollups and (first < end or head):
+        built = marks(start if head else first, max(end, first))
     if rollups and first < until:
         cuts = usable_cuts(first, until)
-    return coverage_of(since, until, built, daily=daily, cuts=cuts)
+    plan = coverage_of(since, until, built, daily=daily, cuts=cuts)
+    if head and start in built and raw_kept(start, since):
+        plan.head, plan.minus = (start, built[start]), [(start, since)]
+        plan.raw = raw_intervals(since, until, plan.covered_hours | set(plan.partial) | {start})
+    return plan
+
+
+def raw_kept(since: datetime, until: datetime) -> bool:
+    """Whether no raw row of [since, until) can have been pruned: each day its slots fall on
+    (probes.slot_time) has its own partition, which retention drops only whole, or every slot is
+    within LATENCY_RETENTION_DAYS (rows in the default partition are deleted only beyond it)."""
+    from probes.partitions import MEASUREMENTS, days_between
+    from probes.slot_time import slot_bounds
+
+    low, high = slot_bounds(since, until)
+    if low >= datetime.now(UTC) - timedelta(days=settings.LATENCY_RETENTION_DAYS):
+        return True
+    names = [MEASUREMENTS.day_name(day) for day in days_between(low, high)]
+    with connection.cursor() as cur:
+        cur.execute("SELECT bool_and(to_regclass(n) IS NOT NULL) FROM unnest(%s::text[]) AS n", [names])
+        return bool(cur.fetchone()[0])
 
 
 # What times read as integers count from (EPOCH is where buckets are aligned, which may differ).

@@ -82,7 +82,7 @@ def read_window(
         "region_id": None if every_region else region_ids,
     }
     with reporting_reads():
-        plan = coverage(since, until, rollups=rollups)
+        plan = coverage(since, until, rollups=rollups, head=True)
         # Days (or blocks of a day and more) and loose hours (shorter blocks)
         # are merged (and cached) apart: the hours at a sliding window's
         # edges change every hour, the days once a day.
@@ -101,10 +101,13 @@ def read_window(
                 Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
             ]
         # Partial hours (the current one, mostly) from their rollups up to a cut, their tails among the raw
-        # rows: a part of its own, since its hours change every few minutes.
-        if plan.partial:
-            built = {h: at for h, (_, at) in plan.partial.items()}
-            parts.append(Coverage(since=since, until=until, hours=sorted(plan.partial), built=built))
+        # rows, and the hour the window starts in when read whole less its rows before the window: a part of
+        # their own, since they change every few minutes.
+        built = {h: at for h, (_, at) in plan.partial.items()}
+        if plan.head:
+            built[plan.head[0]] = plan.head[1]
+        if built:
+            parts.append(Coverage(since=since, until=until, hours=sorted(built), built=built))
         # Every part not in the cache, and the raw rows, are read side by side where the process allows
         # (side_by_side: the served web process); the raw rows first, on this thread.
         merged_parts = []
@@ -112,6 +115,8 @@ def read_window(
         # even with no raw interval (it then reads nothing).
         raw = [*plan.raw, *plan.tails]
         jobs: list[Callable[[], Any]] = [partial(_raw_part, raw, group_by, narrow, metrics, raw_values)]
+        if plan.minus:
+            jobs.append(partial(_raw_part, plan.minus, group_by, narrow, metrics, ()))
         for part in parts:
             if not (part.days or part.hours or part.blocks or part.spans):
                 continue
@@ -126,6 +131,7 @@ def read_window(
             else:
                 merged_parts.append(merged)
         out, *read_parts = side_by_side.run(jobs)
+        minus = read_parts.pop(0) if plan.minus else {}
         for merged in [*merged_parts, *read_parts]:
             for group, ((samples, errors), hists) in merged.items():
                 r = out[group]
@@ -134,6 +140,15 @@ def read_window(
                 for metric, hist in hists.items():
                     # Into the reading's own histogram: the cached one is shared.
                     r.hists[metric].merge(hist)
+        # The rows of the first hour before the window, counted in its rollups, taken away again.
+        for group, less in minus.items():
+            r = out[group]
+            r.samples -= less.samples
+            r.errors -= less.errors
+            for metric, hist in less.hists.items():
+                r.hists[metric].subtract(hist)
+            if not r.samples:
+                del out[group]
     return dict(out)
 
 
