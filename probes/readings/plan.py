@@ -395,6 +395,9 @@ class SeriesPlan:
     mixed: dict[datetime, tuple[list[datetime], list[tuple]]] = field(default_factory=dict)
     # The buckets with no marked hour, as raw intervals.
     raw: list[tuple[datetime, datetime]] = field(default_factory=list)
+    # Raw rows to take away from the mixed buckets: the plan's head hour's rows before the window (its first
+    # bucket holds that hour whole).
+    minus: list[tuple[datetime, datetime]] = field(default_factory=list)
 
 
 def series_plan(since: datetime, until: datetime, size: timedelta, plan: Coverage) -> SeriesPlan:
@@ -407,16 +410,18 @@ def series_plan(since: datetime, until: datetime, size: timedelta, plan: Coverag
         a, b = max(start, since), min(start + size, until)
         hours = [h for h in (ceil_hour(a) + HOUR * i for i in range((b - ceil_hour(a)) // HOUR)) if h in plan.built]
         partial = sorted(h for h in plan.partial if a <= h < b)
-        hours = sorted([*hours, *partial])
+        head = [plan.head[0]] if plan.head and start <= plan.head[0] < a else []
+        hours = sorted([*head, *hours, *partial])
         if not hours:
             raw.append((a, b))
         else:
             rest: list[tuple] = list(raw_intervals(a, b, set(hours)))
             rest += [(h, min(h + HOUR, b), plan.partial[h][0]) for h in partial]
-            if rest:
+            if rest or head:
                 out.mixed[start] = (hours, rest)
             else:
                 out.rolled[start] = hours
         start += size
     out.raw = merge_intervals(raw)
+    out.minus = list(plan.minus)
     return out

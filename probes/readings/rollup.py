@@ -167,7 +167,7 @@ def merge_histograms(data: bytes | None) -> dict[int, int]:
 
 
 def _series_sql(
-    table: str, time_column: str, at: str, hist: str, where: str, raw: tuple[str, str] | None = None
+    table: str, time_column: str, at: str, hist: str, where: str, raw: tuple[str, str, str | None] | None = None
 ) -> tuple[str, str, str | None]:
     """The time series' statements over rollup rows of `table`: totals
     (bucket, region, samples, at); the rollup rows' histograms of the
@@ -194,14 +194,24 @@ def _series_sql(
     raw_totals = ""
     raw_keys = None
     if raw is not None:
-        column, raw_where = raw
+        column, raw_where, sign = raw
+        # A row of a minus interval counts -1: the first hour's rows before the window, which its rollups hold.
+        n, seconds = (
+            (f"sum({sign})", f"sum({sign} * extract(epoch FROM m.started_at))")
+            if sign
+            else (
+                "count(*)",
+                "sum(extract(epoch FROM m.started_at))",
+            )
+        )
         raw_totals = f"""
             UNION ALL
-            SELECT {raw_bucket}, m.region_id, count(*), sum(extract(epoch FROM m.started_at))
+            SELECT {raw_bucket}, m.region_id, {n}, {seconds}
             FROM {Measurement._meta.db_table} m WHERE {raw_where} GROUP BY 1, 2"""
         raw_keys = f"""
-            SELECT {raw_bucket}, m.region_id, width_bucket(m.{column}, %(edges)s::float8[]), count(*)
+            SELECT {raw_bucket}, m.region_id, width_bucket(m.{column}, %(edges)s::float8[]), {n}
             FROM {Measurement._meta.db_table} m WHERE {raw_where} AND m.{column} IS NOT NULL GROUP BY 1, 2, 3"""
+    # A bucket left with no row once the minus rows are taken away has no point.
     totals = f"""
         SELECT b, region_id, sum(samples)::bigint,
                (extract(epoch FROM to_timestamp(sum(seconds) / sum(samples))) * 1000000)::int8
@@ -209,7 +219,7 @@ def _series_sql(
             SELECT {bucket} AS b, r.region_id, sum(r.samples) AS samples, {at} AS seconds
             FROM {table} r WHERE {where} GROUP BY 1, 2{raw_totals}
         ) u
-        GROUP BY 1, 2
+        GROUP BY 1, 2 HAVING sum(samples) > 0
     """
     # A bucket's histograms one after another, per bucket and region: one value each, not one per row.
     hists = (
@@ -225,16 +235,21 @@ def _raw_part(
     targets: list[int],
     regions: list[int],
     params: dict[str, Any],
-) -> tuple[str, str] | None:
-    """_series_sql's raw argument for raw rows of the intervals, targets and regions (params filled in)."""
-    if not raw:
+    minus: Sequence[tuple[datetime, datetime]] = (),
+) -> tuple[str, str, str | None] | None:
+    """_series_sql's raw argument for raw rows of the intervals, targets and regions (params filled in), those
+    of `minus` counted -1 (the sign expression; None without minus)."""
+    if not raw and not minus:
         return None
     params["edges"] = SQL_EDGES
     params["raw_targets"], params["raw_regions"] = targets, regions
     where = "m.target_id = ANY(%(raw_targets)s) AND m.region_id = ANY(%(raw_regions)s) AND " + started_in_params(
-        raw, params, "raw", "m"
+        [*raw, *minus], params, "raw", "m"
     )
-    return BY_NAME[metric].column, where
+    sign = None
+    if minus:
+        sign = f"CASE WHEN {started_in_params(minus, params, 'minus', 'm')} THEN -1 ELSE 1 END"
+    return BY_NAME[metric].column, where, sign
 
 
 def _fetch_all(sql: str, params: dict[str, Any]) -> list[tuple]:
@@ -282,10 +297,11 @@ def rollup_series(
     targets: list[int],
     regions: list[int],
     raw: Sequence[tuple] = (),
+    minus: Sequence[tuple[datetime, datetime]] = (),
 ) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
     rollups (see _series_sql), and the raw rows of `raw` counted into the
-    same buckets. at: the mean of the hours' midpoints weighted by their
+    same buckets, those of `minus` taken away. at: the mean of the hours' midpoints weighted by their
     samples (a rollup keeps no finer time), and of the raw rows' started_at;
     series() clips it to the bucket's part inside the window."""
     params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "half": HOUR / 2}
@@ -293,7 +309,7 @@ def rollup_series(
     ranges = ranges_sql("r.hour", runs, params, "h") if runs else "FALSE"
     where = f"r.target_id = ANY(%(targets)s) AND r.region_id = ANY(%(regions)s) AND {ranges}"
     at = "sum(r.samples * extract(epoch FROM r.hour + %(half)s))"
-    raw_part = _raw_part(metric, list(raw), targets, regions, params)
+    raw_part = _raw_part(metric, list(raw), targets, regions, params, minus)
     sqls = _series_sql(HourlyRollup._meta.db_table, "hour", at, _hist_field(metric), where, raw_part)
     return _run_series(sqls, q, params)
 
@@ -306,6 +322,7 @@ def region_series(
     regions: list[int],
     raw: Sequence[tuple] = (),
     targets: Sequence[int] = (),
+    minus: Sequence[tuple[datetime, datetime]] = (),
 ) -> list[tuple]:
     """rollup_series for every target: the same rows, merged from region
     rollup blocks (each inside one time bucket) instead of every probe's
@@ -325,6 +342,6 @@ def region_series(
         "AND r.region_id = ANY(%(regions)s)"
     )
     at = "sum(r.sample_seconds)"
-    raw_part = _raw_part(metric, list(raw), list(targets), regions, params)
+    raw_part = _raw_part(metric, list(raw), list(targets), regions, params, minus)
     sqls = _series_sql(RegionRollup._meta.db_table, "start", at, _hist_field(metric), where, raw_part)
     return _run_series(sqls, q, params)

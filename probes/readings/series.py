@@ -55,11 +55,12 @@ def _rolled(
     targets: list[int],
     regions: list[int],
     partial: frozenset[datetime] = frozenset(),
+    minus: list[tuple[datetime, datetime]] | None = None,
 ) -> list[tuple]:
     """The series rows of some buckets from their marked hours' rollups, plus
     the raw rows of `raw` counted into the same histograms (tails among them:
     (start, end, cut)). partial: the hours among `hours` read up to a cut
-    (plan.Coverage.partial)."""
+    (plan.Coverage.partial). minus: raw rows taken away (plan.SeriesPlan.minus)."""
     if every:
         # Each bucket's hours tiled by the region rollup blocks inside it: one
         # 3 h or 12 h row per region and bucket instead of one per probe,
@@ -72,9 +73,9 @@ def _rolled(
             if whole:
                 blocks += ladder_tiles(whole[0], whole[-1] + HOUR, whole)
             blocks += [(1, h) for h in marked if h in partial]
-        return region_series(f.metric, f.percentile, size, blocks, regions, raw, targets)
+        return region_series(f.metric, f.percentile, size, blocks, regions, raw, targets, minus or ())
     flat = [h for marked in hours.values() for h in marked]
-    return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw)
+    return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or ())
 
 
 def series(f: Selection) -> list[SeriesRow]:
@@ -110,7 +111,7 @@ def series(f: Selection) -> list[SeriesRow]:
     with reporting_reads():
         sp = SeriesPlan(raw=[(f.since, f.until)])
         if not f.raw_only and size % HOUR == timedelta(0):
-            plan = coverage(f.since, f.until, daily=False)
+            plan = coverage(f.since, f.until, daily=False, head=True)
             sp = series_plan(f.since, f.until, size, plan)
         missing: dict[datetime, list[datetime]] = {}
         keys = {}
@@ -134,7 +135,9 @@ def series(f: Selection) -> list[SeriesRow]:
         if sp.mixed:
             hours = {start: marked for start, (marked, _) in sp.mixed.items()}
             raw = merge_intervals([part for _, parts in sp.mixed.values() for part in parts])
-            jobs["mixed"] = partial(_rolled, f, size, hours, raw, every, targets, regions, frozenset(plan.partial))
+            jobs["mixed"] = partial(
+                _rolled, f, size, hours, raw, every, targets, regions, frozenset(plan.partial), sp.minus
+            )
         results = dict(zip(jobs, side_by_side.run(list(jobs.values())), strict=True))
         found += results.get("raw", [])
         if missing:

@@ -2,7 +2,7 @@
 from its hourly rollups and takes away its raw rows before the window, which
 are fewer than the ones inside it: counts subtract exactly, so the figures
 are those of the raw rows, and the window's first hour costs at most half
-an hour of raw rows. Only while every raw row of the hour is still stored:
+an hour of raw rows; the time series' first bucket likewise. Only while every raw row of the hour is still stored:
 beyond the retention, without the day's own partition, the hour's part in
 the window is read raw as before."""
 
@@ -13,11 +13,13 @@ from datetime import timedelta
 import pytest
 from django.test import override_settings
 
-from probes.histogram import Histogram
-from probes.models import RollupHour
+from probes import readings
+from probes.histogram import Histogram, histogram_of
+from probes.models import Measurement, RollupHour
 from probes.partitions import MEASUREMENTS, days_between, ensure_days
 from probes.readings.cache import merge_cache
 from probes.readings.plan import coverage
+from probes.readings.selection import Selection
 from probes.readings.window import read_window
 from probes.rollups import HOUR, floor_hour, rebuild_range
 from tests.factories import spread_measurements
@@ -93,3 +95,29 @@ def test_subtracting_counts_a_histogram_does_not_hold_changes_nothing():
     assert whole == Histogram({3: 2, 5: 1}) and whole.count == 3
     whole.subtract(Histogram({3: 2}))
     assert whole == Histogram({5: 1}) and whole.count == 1
+
+
+@pytest.mark.parametrize("every", [False, True], ids=["one target", "every target"])
+def test_a_series_first_bucket_is_its_hour_less_the_rows_before_the_window(make_probe, make_region, now, every):
+    current = floor_hour(now)
+    start = current - 30 * HOUR
+    probe, regions = filled(make_probe, make_region, start, current)
+    first = current - 24 * HOUR
+    since = first + timedelta(minutes=12, seconds=30)
+    f = Selection(since=since, until=current, window="24h", target_ids=[] if every else [probe.target_id])
+    assert coverage(f.since, f.until, daily=False, head=True).minus == [(first, since)]
+    merge_cache.clear()
+
+    points = {(p["region"], p["bucket_start"]): p for p in readings.series(f)}
+    for region in regions:
+        rows = Measurement.objects.filter(region=region, started_at__gte=since, started_at__lt=first + HOUR)
+        values = [v for v in rows.values_list("ttft_ms", flat=True) if v is not None]
+        point = points[(region.slug, first)]
+        assert point["samples"] == rows.count() > 0
+        hist = histogram_of(values)
+        assert (point["p50"], point["p95"], point["value"]) == (
+            hist.percentile(0.5),
+            hist.percentile(0.95),
+            hist.percentile(f.percentile),
+        )
+        assert since <= point["at"] < first + HOUR
