@@ -21,7 +21,8 @@ the window (HourCut.newest); otherwise the hour is read raw.
 
 At the other end, a window starting before the middle of a marked hour reads
 that hour whole from its rollups less its raw rows before the window
-(coverage(head=True), for read_window, which subtracts them): so a window's
+(coverage(head=True), for read_window and the time series, which subtract
+them; SeriesPlan.minus): so a window's
 two edges together cost at most about half an hour of raw rows plus the
 current hour's rows stored since its last rebuild, instead of an hour.
 """
@@ -143,7 +144,7 @@ def coverage(
     DailyRollup, which hours from HourlyRollup, and which intervals from raw
     rows (see the module docstring). rollups=False: raw rows only.
 
-    head=True, for a reader that can subtract (read_window): when the window
+    head=True, for a reader that can subtract (read_window, series): when the window
     starts before the middle of a marked hour whose raw rows are all still
     stored, that hour is read whole from its rollups less its raw rows before
     the window (plan.minus), which are fewer than the ones inside it. Counts
