@@ -236,3 +236,72 @@ def mock_log(server, request_id: str) -> dict:
     ctx = ssl.create_default_context(cafile=server.ca_pem_path) if server.ca_pem_path else None
     with urllib.request.urlopen(f"{server.base_url}/_mock/log/{request_id}", context=ctx, timeout=5) as resp:
         return json.load(resp)
+
+
+class ConnectionThread(threading.Thread):
+    """Runs fn on a thread, so on a Django connection of its own (closed when fn returns); result() waits up to
+    `deadline_s` for it and re-raises its error in the test's thread."""
+
+    def __init__(self, fn, deadline_s: float = 20.0) -> None:
+        super().__init__(daemon=True)
+        self.fn, self.deadline_s, self.value, self.error = fn, deadline_s, None, None
+
+    def run(self) -> None:
+        from django.db import connection
+
+        try:
+            self.value = self.fn()
+        except BaseException as exc:  # handed to the test's thread by result()
+            self.error = exc
+        finally:
+            connection.close()
+
+    def result(self):
+        self.join(self.deadline_s)
+        assert not self.is_alive(), f"still running after {self.deadline_s} s"
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def ingest_payload(probe, region, started: datetime, **timings: float) -> dict:
+    """One measurement as a region worker sends it to ingest (probes.ingest.store), with the given timings."""
+    from probes.engine.result import Measurement as EngineResult
+
+    return {
+        "probe_id": probe.id,
+        "target_id": probe.target_id,
+        "region_id": region.id,
+        "scheduled_for": started.isoformat(),
+        "worker": "w",
+        "result": EngineResult(started_at=started.isoformat(), **timings).to_dict(),
+    }
+
+
+def assert_point_picked_from(point: dict, values: list[float], percentile: float) -> None:
+    """A time-series point's p50, p95 and chosen percentile are those of the histogram of `values`."""
+    from probes.histogram import histogram_of
+
+    hist = histogram_of(values)
+    assert (point["p50"], point["p95"], point["value"]) == (
+        hist.percentile(0.5),
+        hist.percentile(0.95),
+        hist.percentile(percentile),
+    )
+
+
+def assert_rollups_read_as_raw(since: datetime, until: datetime, metrics: tuple[str, ...], **scope) -> None:
+    """read_window with rollups (nothing cached) equals the reading of raw rows alone, group by group: samples,
+    errors and each metric's histogram, every group with samples and values."""
+    from probes.readings.cache import merge_cache
+    from probes.readings.window import read_window
+
+    merge_cache.clear()
+    rolled = read_window(since, until, metrics=metrics, **scope)
+    raw = read_window(since, until, metrics=metrics, rollups=False, **scope)
+    assert set(rolled) == set(raw) and raw
+    for group, reading in raw.items():
+        assert (rolled[group].samples, rolled[group].errors) == (reading.samples, reading.errors) != (0, 0)
+        for metric in metrics:
+            assert rolled[group].hists[metric] == reading.hists[metric]
+            assert reading.hists[metric].count

@@ -11,42 +11,19 @@ from datetime import timedelta
 
 from latency.forms import dashboard_filters
 from probes import readings
-from probes.engine.result import Measurement as EngineResult
-from probes.histogram import histogram_of
 from probes.ingest import store
 from probes.models import HourCut, HourlyRollup, Measurement, RollupHour
 from probes.readings.cache import merge_cache
 from probes.readings.plan import coverage
-from probes.readings.window import read_window
 from probes.rollups import HOUR, floor_hour, rebuild_hour, rebuild_range
 from tests.factories import spread_measurements
+from tests.support import assert_point_picked_from, assert_rollups_read_as_raw, ingest_payload
 
 METRICS = ("ttft", "connect")
 
 
 def payload(probe, region, started, ttft):
-    result = EngineResult(started_at=started.isoformat(), ttft_ms=ttft, connect_ms=ttft / 10, total_ms=ttft + 99)
-    return {
-        "probe_id": probe.id,
-        "target_id": probe.target_id,
-        "region_id": region.id,
-        "scheduled_for": started.isoformat(),
-        "worker": "w",
-        "result": result.to_dict(),
-    }
-
-
-def assert_same_readings(since, until, **scope):
-    """The reading with rollups equals the reading of raw rows alone, group by group."""
-    merge_cache.clear()
-    rolled = read_window(since, until, metrics=METRICS, **scope)
-    raw = read_window(since, until, metrics=METRICS, rollups=False, **scope)
-    assert set(rolled) == set(raw) and raw
-    for group, reading in raw.items():
-        assert (rolled[group].samples, rolled[group].errors) == (reading.samples, reading.errors) != (0, 0)
-        for metric in METRICS:
-            assert rolled[group].hists[metric] == reading.hists[metric]
-            assert reading.hists[metric].count
+    return ingest_payload(probe, region, started, ttft_ms=ttft, connect_ms=ttft / 10, total_ms=ttft + 99)
 
 
 def fleet(make_probe, make_region):
@@ -82,10 +59,12 @@ def test_the_current_hour_is_its_rollups_plus_the_rows_stored_after_its_rebuild(
     assert all(b <= current for _, b in plan.raw)
 
     ids = {"target_ids": [probe.target_id], "region_ids": [r.id for r in regions]}
-    assert_same_readings(since, now, group_by=("region_id",), **ids)
-    assert_same_readings(since, now, group_by=("region_id", "target_id"), **ids)
+    assert_rollups_read_as_raw(since, now, METRICS, group_by=("region_id",), **ids)
+    assert_rollups_read_as_raw(since, now, METRICS, group_by=("region_id", "target_id"), **ids)
     # Every target by region: the marked hours from region blocks, the partial one from its hourly rollups.
-    assert_same_readings(since, now, group_by=("region_id",), every_target=True, every_region=True, **ids)
+    assert_rollups_read_as_raw(
+        since, now, METRICS, group_by=("region_id",), every_target=True, every_region=True, **ids
+    )
 
 
 def test_an_hour_a_late_row_unmarked_is_its_rollups_plus_the_late_row(make_probe, make_region, now):
@@ -106,8 +85,10 @@ def test_an_hour_a_late_row_unmarked_is_its_rollups_plus_the_late_row(make_probe
     assert list(plan.partial) == [late_hour]
     assert plan.tails == [(late_hour, late_hour + HOUR, cut)]
     ids = {"target_ids": [probe.target_id], "region_ids": [r.id for r in regions]}
-    assert_same_readings(since, current, group_by=("region_id",), **ids)
-    assert_same_readings(since, current, group_by=("region_id",), every_target=True, every_region=True, **ids)
+    assert_rollups_read_as_raw(since, current, METRICS, group_by=("region_id",), **ids)
+    assert_rollups_read_as_raw(
+        since, current, METRICS, group_by=("region_id",), every_target=True, every_region=True, **ids
+    )
 
 
 def test_a_window_ending_before_the_newest_row_the_rollups_count_reads_the_hour_raw(make_probe, make_region, now):
@@ -123,7 +104,7 @@ def test_a_window_ending_before_the_newest_row_the_rollups_count_reads_the_hour_
     plan = coverage(start, newest)
     assert not plan.partial and not plan.tails
     assert plan.raw[-1][1] == newest
-    assert_same_readings(start, newest, group_by=("region_id",), target_ids=[probe.target_id])
+    assert_rollups_read_as_raw(start, newest, METRICS, group_by=("region_id",), target_ids=[probe.target_id])
 
 
 def test_the_last_bucket_of_a_series_counts_the_current_hours_rollups_and_tail(make_probe, make_region, now):
@@ -144,10 +125,5 @@ def test_the_last_bucket_of_a_series_counts_the_current_hours_rollups_and_tail(m
             values = [v for v in rows.values_list("ttft_ms", flat=True) if v is not None]
             point = points[(region.slug, current)]
             assert point["samples"] == rows.count() > 1
-            hist = histogram_of(values)
-            assert (point["p50"], point["p95"], point["value"]) == (
-                hist.percentile(0.5),
-                hist.percentile(0.95),
-                hist.percentile(f.percentile),
-            )
+            assert_point_picked_from(point, values, f.percentile)
             assert 999.0 in values

@@ -17,51 +17,20 @@ from datetime import timedelta
 import pytest
 from django.db import connection, transaction
 
-from probes.engine.result import Measurement as EngineResult
 from probes.ingest import store
 from probes.models import HourCut, HourlyRollup, Measurement
 from probes.readings.cache import merge_cache
 from probes.readings.window import read_window
 from probes.rollups import HOUR, LockSpace, floor_hour, rebuild_hour
+from tests.support import ConnectionThread, ingest_payload
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 
 DEADLINE_S = 20
 
 
-class Thread(threading.Thread):
-    """Runs fn on its own Django connection; re-raises its error on result()."""
-
-    def __init__(self, fn):
-        super().__init__(daemon=True)
-        self.fn, self.value, self.error = fn, None, None
-
-    def run(self):
-        try:
-            self.value = self.fn()
-        except BaseException as exc:  # handed to the test's thread by result()
-            self.error = exc
-        finally:
-            connection.close()
-
-    def result(self):
-        self.join(DEADLINE_S)
-        assert not self.is_alive(), f"still running after {DEADLINE_S} s"
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
 def payload(probe, region, started):
-    result = EngineResult(started_at=started.isoformat(), ttft_ms=640.0, total_ms=900.0).to_dict()
-    return {
-        "probe_id": probe.id,
-        "target_id": probe.target_id,
-        "region_id": region.id,
-        "scheduled_for": started.isoformat(),
-        "worker": "w",
-        "result": result,
-    }
+    return ingest_payload(probe, region, started, ttft_ms=640.0, total_ms=900.0)
 
 
 def waiting_for_the_ingest_ids_lock() -> int:
@@ -88,11 +57,11 @@ def test_a_rebuild_waits_at_its_cut_for_an_uncommitted_ingest_and_then_counts_it
             assert release.wait(DEADLINE_S), "the test never released the ingest"
         return items
 
-    ingest = Thread(ingest_held_open)
+    ingest = ConnectionThread(ingest_held_open, DEADLINE_S)
     ingest.start()
     try:
         assert stored.wait(DEADLINE_S), "the ingest never stored its row"
-        rebuild = Thread(lambda: rebuild_hour(hour))
+        rebuild = ConnectionThread(lambda: rebuild_hour(hour), DEADLINE_S)
         rebuild.start()
         deadline = time.monotonic() + DEADLINE_S
         while not waiting_for_the_ingest_ids_lock():

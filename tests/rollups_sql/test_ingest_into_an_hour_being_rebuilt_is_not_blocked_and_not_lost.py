@@ -14,50 +14,19 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from probes.engine.result import Measurement as EngineResult
 from probes.ingest import store
 from probes.models import HourlyRollup, RollupHour
 from probes.rollups import HOUR, floor_hour, rebuild_hour
 from tests.factories import MeasurementFactory
+from tests.support import ConnectionThread, ingest_payload
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 
 DEADLINE_S = 20
 
 
-class Thread(threading.Thread):
-    """Runs fn on its own Django connection; re-raises its error on result()."""
-
-    def __init__(self, fn):
-        super().__init__(daemon=True)
-        self.fn, self.value, self.error = fn, None, None
-
-    def run(self):
-        try:
-            self.value = self.fn()
-        except BaseException as exc:  # handed to the test's thread by result()
-            self.error = exc
-        finally:
-            connection.close()
-
-    def result(self):
-        self.join(DEADLINE_S)
-        assert not self.is_alive(), f"still running after {DEADLINE_S} s"
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
 def payload(probe, region, started):
-    result = EngineResult(started_at=started.isoformat(), ttft_ms=777.0, total_ms=900.0).to_dict()
-    return {
-        "probe_id": probe.id,
-        "target_id": probe.target_id,
-        "region_id": region.id,
-        "scheduled_for": started.isoformat(),
-        "worker": "w",
-        "result": result,
-    }
+    return ingest_payload(probe, region, started, ttft_ms=777.0, total_ms=900.0)
 
 
 def rebuild_held_after_reading_rows(hour, read, release):
@@ -75,7 +44,7 @@ def rebuild_held_after_reading_rows(hour, read, release):
         with connection.execute_wrapper(pause_after_the_build):
             return rebuild_hour(hour)
 
-    return Thread(run)
+    return ConnectionThread(run, DEADLINE_S)
 
 
 def test_an_ingest_commits_while_its_hour_is_being_rebuilt_and_the_hour_is_left_unmarked(make_probe, make_region, now):
@@ -92,7 +61,7 @@ def test_an_ingest_commits_while_its_hour_is_being_rebuilt_and_the_hour_is_left_
     try:
         assert read.wait(DEADLINE_S), "the rebuild never read the hour"
         # The rebuild's transaction is open: the ingest must commit anyway.
-        ingest = Thread(lambda: store([payload(probe, region, hour + timedelta(minutes=40))]))
+        ingest = ConnectionThread(lambda: store([payload(probe, region, hour + timedelta(minutes=40))]))
         ingest.start()
         assert len(ingest.result()) == 1
     finally:
