@@ -138,11 +138,23 @@ def stored_percentiles(indexes: np.ndarray, counts: np.ndarray, *qs: float) -> l
     return _walk(indexes.tolist(), counts.tolist(), qs)
 
 
+# Each bucket's value (bucket_value), for picking from dense counts.
+BUCKET_VALUES = np.array([bucket_value(i) for i in range(BUCKETS)])
+
+
 class Histogram:
-    __slots__ = ("_counts", "_n")
+    """Counts per bucket, held either sparse (a dict of the non-zero buckets: what values and raw rows make) or
+    dense (an int64 array of BUCKETS counts: what a long read's merged rollups make, probes.readings.rollup).
+    A reading of every target over 30 days merges, subtracts and picks from 900 histograms of about a hundred
+    buckets each: as dicts, building them from numpy's sums and walking them cost most of the read's Python time;
+    as arrays each step is one numpy call. A dense array may be shared (a cached merge's): it is never changed
+    in place, every step makes a new one."""
+
+    __slots__ = ("_counts", "_dense", "_n")
 
     def __init__(self, counts: Mapping[int, int] | None = None) -> None:
         self._counts: dict[int, int] = {}
+        self._dense: np.ndarray | None = None
         self._n = 0
         if counts:
             own = self._counts
@@ -164,9 +176,38 @@ class Histogram:
         histogram._n = sum(counts.values())
         return histogram
 
+    @classmethod
+    def of_dense(cls, counts: np.ndarray) -> Histogram:
+        """A histogram of BUCKETS non-negative int64 counts, taken as they are (not copied, never changed)."""
+        if counts.shape != (BUCKETS,):
+            raise ValueError(f"dense counts must be {BUCKETS} long, got shape {counts.shape}")
+        histogram = cls()
+        histogram._dense = counts
+        histogram._n = int(counts.sum())
+        return histogram
+
+    def _sparse(self) -> dict[int, int]:
+        """The counts as a dict, a dense histogram made sparse for good (the rarer paths: add, fraction_below,
+        to_sparse, equality)."""
+        if self._dense is not None:
+            nonzero = np.flatnonzero(self._dense)
+            self._counts = dict(zip(nonzero.tolist(), self._dense[nonzero].tolist(), strict=True))
+            self._dense = None
+        return self._counts
+
+    def _array(self) -> np.ndarray:
+        """The counts as a dense array: its own when dense, else a new one (to be replaced, never changed)."""
+        if self._dense is not None:
+            return self._dense
+        dense = np.zeros(BUCKETS, dtype=np.int64)
+        if self._counts:
+            dense[list(self._counts)] = list(self._counts.values())
+        return dense
+
     def _bump(self, index: int, count: int) -> None:
         if count:
-            self._counts[index] = self._counts.get(index, 0) + count
+            own = self._sparse()
+            own[index] = own.get(index, 0) + count
             self._n += count
 
     def add(self, value: float, count: int = 1) -> None:
@@ -177,8 +218,18 @@ class Histogram:
         # its rollups' parts): no call per bucket, and a plain copy into an
         # empty histogram. other's counts are checked and never 0.
         if not self._n:
-            self._counts = dict(other._counts)
+            if other._dense is not None:
+                self._dense, self._counts = other._dense, {}
+            else:
+                self._counts, self._dense = dict(other._counts), None
             self._n = other._n
+            return
+        if not other._n:
+            return
+        if self._dense is not None or other._dense is not None:
+            self._dense = self._array() + other._array()
+            self._counts = {}
+            self._n += other._n
             return
         own, more = self._counts, other._counts
         if len(more) > len(own):
@@ -194,14 +245,21 @@ class Histogram:
     def subtract(self, other: Histogram) -> None:
         """Take away the counts of a histogram this one holds (a part of its rows): exact, since counts add.
         Raises, changing nothing, if this one does not hold them all."""
+        if self._dense is not None or other._dense is not None:
+            left = self._array() - other._array()
+            if (left < 0).any():
+                raise ValueError("cannot subtract counts a histogram does not hold")
+            self._dense, self._counts = left, {}
+            self._n -= other._n
+            return
         own = self._counts
         if any(own.get(index, 0) < count for index, count in other._counts.items()):
             raise ValueError("cannot subtract counts a histogram does not hold")
         own = self._counts = dict(own)  # its dict may be a cached merge's (merge adopts a copy, of_sums its own)
         for index, count in other._counts.items():
-            left = own[index] - count
-            if left:
-                own[index] = left
+            left_count = own[index] - count
+            if left_count:
+                own[index] = left_count
             else:
                 del own[index]
         self._n -= other._n
@@ -222,7 +280,15 @@ class Histogram:
 
     def percentiles(self, *qs: float) -> list[float | None]:
         """percentile(q) of each q, sorting the buckets once (a reading's p50, p95 and chosen percentile: the
-        sort was most of their cost)."""
+        sort was most of their cost); a dense histogram's from one running sum and one search."""
+        if self._dense is not None:
+            if not self._n:
+                for q in qs:
+                    _rank(q, 0)  # refuses a q outside [0, 1], as _walk does
+                return [None] * len(qs)
+            running = np.cumsum(self._dense)
+            at = np.searchsorted(running, [_rank(q, self._n) for q in qs], side="left").tolist()
+            return [float(BUCKET_VALUES[i]) for i in at]
         indexes = sorted(self._counts)
         return _walk(indexes, [self._counts[index] for index in indexes], qs)
 
@@ -237,12 +303,13 @@ class Histogram:
             raise ValueError("threshold must be a number, got nan")
         if not self._n:
             return None
-        below = sum(count for index, count in self._counts.items() if bucket_bounds(index)[1] <= threshold)
+        below = sum(count for index, count in self._sparse().items() if bucket_bounds(index)[1] <= threshold)
         return below / self._n
 
     def to_sparse(self) -> dict[str, int]:
         # String keys because JSON objects only have string keys; sorted so stored rows diff cleanly.
-        return {str(index): self._counts[index] for index in sorted(self._counts)}
+        own = self._sparse()
+        return {str(index): own[index] for index in sorted(own)}
 
     @classmethod
     def from_sparse(cls, d: Mapping[str, int]) -> Histogram:
@@ -258,13 +325,14 @@ class Histogram:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Histogram):
             return NotImplemented
-        return self._counts == other._counts
+        return self._sparse() == other._sparse()
 
     # Mutable, so equal histograms may not stay equal: keep them out of sets and dict keys.
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Histogram(count={self._n}, buckets={len(self._counts)})"
+        buckets = len(self._counts) if self._dense is None else int(np.count_nonzero(self._dense))
+        return f"Histogram(count={self._n}, buckets={buckets})"
 
 
 def histogram_of(values: Iterable[float]) -> Histogram:

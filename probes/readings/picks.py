@@ -12,15 +12,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from probes.histogram import BUCKETS, Histogram, _rank, bucket_value
+from probes.histogram import BUCKET_VALUES, BUCKETS, Histogram, _rank
 from probes.packed import ENTRY_BYTES, unpack
 
 # Groups summed at a time: a dense count array of CHUNK x BUCKETS float64 (about 2 MB) stays in the cache.
 CHUNK = 256
-_VALUES = np.array([bucket_value(i) for i in range(BUCKETS)])
 
 
-def _parsed(datas: Sequence[bytes | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def parsed_entries(datas: Sequence[bytes | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(group, bucket index, count) of every entry of the stored histograms, or None when one is not whole
     entries or an index lies outside the layout (then every group is merged on its own, whose reading refuses
     it with the error)."""
@@ -54,7 +53,7 @@ def merged_percentiles(
     histograms_sql value; None: no rows) merged with the bucket counts extra[i] (None: none)."""
     groups = len(datas)
     assert len(extra) == groups
-    parsed = _parsed(datas)
+    parsed = parsed_entries(datas)
     if parsed is None:
         return [_one(data, more, qs) for data, more in zip(datas, extra, strict=True)]
     group, index, count = parsed
@@ -82,6 +81,6 @@ def merged_percentiles(
         for q in qs:
             ranks = np.array([_rank(q, n) for n in totals], dtype=np.float64)
             # The first bucket whose running count reaches the rank, as Histogram.percentiles walks them.
-            picks.append(_VALUES[(running >= ranks[:, None]).argmax(axis=1)].tolist())
+            picks.append(BUCKET_VALUES[(running >= ranks[:, None]).argmax(axis=1)].tolist())
         out += [[p[g] if totals[g] else None for p in picks] for g in range(size)]
     return out

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
-from probes.histogram import SQL_EDGES, stored_percentiles
+from probes.histogram import BUCKETS, SQL_EDGES, stored_percentiles
 from probes.metrics import BY_NAME
 from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
 from probes.packed import EMPTY_SQL, unpack
 from probes.readings import side_by_side
-from probes.readings.picks import merged_percentiles
+from probes.readings.picks import merged_percentiles, parsed_entries
 from probes.readings.plan import EPOCH, UNIX, Coverage
 from probes.readings.slots import started_in_params
 from probes.rollups.periods import HOUR, hour_runs
@@ -104,9 +104,11 @@ def _blocks_sql(select: str, blocks: list[tuple[int, datetime]]) -> tuple[str, l
 
 def rollup_counts(
     plan: Coverage, group_by: tuple[str, ...], narrow: dict[str, list | None], metrics: Iterable[str]
-) -> tuple[dict[tuple, list], dict[tuple, dict[str, dict[int, int]]]]:
+) -> tuple[dict[tuple, list], dict[tuple, dict[str, np.ndarray | dict[int, int]]]]:
     """Merged counts of the rollup rows a plan uses, per group: totals
-    [samples, errors] and, per metric, histogram bucket counts.
+    [samples, errors] and, per metric, histogram bucket counts: a row of
+    dense_counts (BUCKETS int64 counts), or a dict of the non-zero ones where
+    the groups are too many for one dense array.
 
     One statement: each group's histograms of a metric come back as the
     rows' stored bytes one after another (histograms_sql), summed per bucket
@@ -116,7 +118,7 @@ def rollup_counts(
     target over 30 days, 4,500 series and daily rows of about 55 entries
     each, 300 against 130 ms."""
     totals: dict[tuple, list] = {}
-    buckets: dict[tuple, dict[str, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
+    buckets: dict[tuple, dict[str, np.ndarray | dict[int, int]]] = defaultdict(dict)
     if not (plan.hours or plan.days or plan.blocks or plan.spans):
         return totals, buckets
     metrics = list(metrics)
@@ -138,14 +140,38 @@ def rollup_counts(
         records = cur.fetchall()
         if plan.hours:
             cur.execute("SET LOCAL enable_indexscan TO DEFAULT")
-        for rec in records:
-            group = tuple(rec[:n])
-            totals[group] = [int(rec[n]), int(rec[n + 1])]
-            for metric, data in zip(metrics, rec[n + 2 :], strict=True):
-                counts = merge_histograms(data)
-                if counts:
-                    buckets[group][metric] = counts
+    groups = [tuple(rec[:n]) for rec in records]
+    for group, rec in zip(groups, records, strict=True):
+        totals[group] = [int(rec[n]), int(rec[n + 1])]
+    for k, metric in enumerate(metrics):
+        datas = [rec[n + 2 + k] for rec in records]
+        dense = dense_counts(datas)
+        for i, (group, data) in enumerate(zip(groups, datas, strict=True)):
+            if dense is not None:
+                if data:
+                    buckets[group][metric] = dense[i]
+            elif counts := merge_histograms(data):
+                buckets[group][metric] = counts
     return totals, buckets
+
+
+# Groups merged into one dense array at most (8 bytes x BUCKETS each: 32 MB); more are merged one by one.
+DENSE_GROUPS_MAX = 4000
+
+
+def dense_counts(datas: list[bytes | None]) -> np.ndarray | None:
+    """Each histograms_sql value's histograms merged, as one row of BUCKETS int64 counts per value, all in one
+    bincount; None when they are more than DENSE_GROUPS_MAX or one is not whole entries of the layout (then
+    merge_histograms reads each, and refuses the bad one with its error)."""
+    if len(datas) > DENSE_GROUPS_MAX:
+        return None
+    parsed = parsed_entries(datas)
+    if parsed is None:
+        return None
+    group, index, count = parsed
+    # Exact: float64 holds every integer count below 2**53.
+    summed = np.bincount(group * BUCKETS + index, weights=count, minlength=len(datas) * BUCKETS)
+    return summed.astype(np.int64).reshape(len(datas), BUCKETS)
 
 
 def histograms_sql(column: str) -> str:

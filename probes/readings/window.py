@@ -11,6 +11,8 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from probes.histogram import Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
 from probes.readings import side_by_side
@@ -167,9 +169,15 @@ def _rolled_part(
     """A part's rollups merged per group ((samples, errors), histograms), kept in merge_cache under key."""
     totals, buckets = rollup_counts(part, group_by, narrow, metrics)
     merged = {
-        group: (tuple(t), {m: Histogram.of_sums(c) for m, c in buckets.get(group, {}).items()})
-        for group, t in totals.items()
+        group: (tuple(t), {m: _histogram(c) for m, c in buckets.get(group, {}).items()}) for group, t in totals.items()
     }
     if key is not None:
-        merge_cache.put(key, merged, weight=1 + sum(len(c) for b in buckets.values() for c in b.values()))
+        # Weighed by the buckets held, a dense row as a tenth of its length: its non-zero buckets are about a
+        # hundred, but the row holds them all.
+        weight = sum(len(c) if isinstance(c, dict) else len(c) // 10 for b in buckets.values() for c in b.values())
+        merge_cache.put(key, merged, weight=1 + weight)
     return merged
+
+
+def _histogram(counts: np.ndarray | dict[int, int]) -> Histogram:
+    return Histogram.of_sums(counts) if isinstance(counts, dict) else Histogram.of_dense(counts)
