@@ -426,6 +426,8 @@ INTERNAL_MODELS = {
     "MeasurementTally",
     # Ingest's per-hour counter that rollup rebuilds compare against (probes.rollups.locks).
     "HourVersion",
+    # Which raw rows an hour's rollups count (the rebuild's cut), written by the rebuild, read by the dashboard.
+    "HourCut",
     # Region rollups: derived from the hourly rollups in their rebuild (probes.rollups.ladder), read by the dashboard.
     "RegionRollup",
     # Series rollups and their marks: derived from the daily rollups in a day's rebuild
