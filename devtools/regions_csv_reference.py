@@ -14,9 +14,10 @@ from datetime import datetime
 from probes import readings
 from probes.exports import BUCKETS, ExportFilters
 from probes.exports.csvsafe import neutralise
-from probes.exports.regions import REGION_PERCENTILES, iso_text, selection, significant
+from probes.exports.regions import REGION_PERCENTILES, iso_text, selection
 from probes.metrics import REGION_CSV
 from probes.models import Region, Target
+from probes.significant import significant
 
 
 def bucket_csv(f: readings.Selection, label: datetime, start: datetime, end: datetime, regions, targets) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from probes import packed
@@ -88,14 +87,16 @@ class HourlyRollup(RollupCounts):
     target = models.ForeignKey("probes.Target", on_delete=models.PROTECT, related_name="rollups", db_index=False)
     region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="rollups")
     hour = models.DateTimeField(help_text="Start of the UTC hour.")
-    # regions.csv's percentiles of this row alone, so a CSV group made of one hourly row (one probe of a target
-    # in a region, 1 h buckets) is written without expanding its histograms (probes.readings.rolled_buckets):
-    # the histogram bucket index holding the nearest rank of each probes.metrics.REGION_CSV metric x PERCENTILES,
-    # in that order, NULL where the metric has no value. Written with the histograms (probes.rollups.build),
-    # and only on a row that no other row shares its (hour, region, target) with (another probe of the target
-    # in the region), so a row with ranks is a whole 1 h group; NULL on the others and on rows built before it,
-    # which readers merge instead. Changing REGION_CSV or PERCENTILES needs a migration setting it back to NULL.
-    ranks = ArrayField(models.SmallIntegerField(null=True), null=True, blank=True, editable=False)
+    # regions.csv's percentile cells of this row alone, so a CSV group made of one hourly row (one probe of a
+    # target in a region, 1 h buckets) is written as it is, without expanding its histograms or formatting a
+    # cell (probes.readings.rolled_buckets, probes.exports.regions): the text of the histogram bucket holding
+    # the nearest rank of each probes.metrics.REGION_CSV metric x PERCENTILES, in that order, to
+    # probes.significant.SIGNIFICANT digits, comma-separated, empty where the metric has no value. Written with
+    # the histograms (probes.rollups.build), and only on a row that no other row shares its (hour, region,
+    # target) with (another probe of the target in the region), so a row with cells is a whole 1 h group; NULL
+    # on the others and on rows built before it, which readers merge instead. Changing REGION_CSV, PERCENTILES
+    # or probes.significant needs a migration setting it back to NULL (or writing it anew).
+    percentile_cells = models.TextField(null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [
@@ -110,7 +111,7 @@ class HourlyRollup(RollupCounts):
             models.Index(
                 fields=["hour"],
                 name="rollup_hour_covering",
-                include=["region_id", "target_id", "probe_id", "id", "samples", "errors", "ranks"],
+                include=["region_id", "target_id", "probe_id", "id", "samples", "errors", "percentile_cells"],
             ),
         ]
 

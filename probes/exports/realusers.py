@@ -18,9 +18,10 @@ from asgiref.sync import sync_to_async
 from probes import readings
 from probes.exports import BUCKETS, ExportFilters
 from probes.exports.csvsafe import header_line, neutralise
-from probes.exports.regions import iso_text, significant
+from probes.exports.regions import iso_text
 from probes.metrics import REAL_USERS
 from probes.readings.realusers import REAL_PERCENTILES
+from probes.significant import significant
 
 # The buckets regions.csv offers that real users' hourly rollups can fill.
 REAL_USER_BUCKETS = tuple(name for name, size in BUCKETS.items() if size is None or size >= BUCKETS["1h"])

@@ -28,7 +28,7 @@ from psycopg import sql
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.readings.plan import bucket_start
 from probes.readings.raw import bucket_select
-from probes.readings.rolled_buckets import marks, plan_buckets, rollup_bucket_select
+from probes.readings.rolled_buckets import cuts, marks, plan_buckets, rollup_bucket_select
 from probes.readings.rows import BucketRow
 from probes.readings.selection import RAW_MAX, Selection
 from probes.readings.window import read_window
@@ -50,8 +50,9 @@ def bucket_statement(f: Selection, size: timedelta | None) -> sql.Composed:
 
 def rollup_bucket_statement(f: Selection, size: timedelta | None) -> sql.Composed:
     """The rollup path in one SELECT (rolled_buckets.rollup_bucket_select: its columns, ROLLED_WIDTH bucket
-    indexes), planned bucket by bucket as bucket_rows plans each; reads the rollup marks once."""
-    plan = plan_buckets(f, list(spans(f, size)), marks(f))
+    indexes), planned bucket by bucket as bucket_rows plans each (partial hours, and the first hour less its rows
+    before the selection, too); reads the rollup marks and cuts once."""
+    plan = plan_buckets(f, list(spans(f, size)), marks(f), cuts(f))
     return rollup_bucket_select(f, size, plan)
 
 

@@ -6,13 +6,17 @@ the two to the same bytes).
 
 Each bucket is planned as read_window plans a window (plan.coverage_of over
 the bucket's part inside the selection: daily rollups for its complete
-marked days, hourly rollups for its other marked hours, raw rows for the
-rest); the plans of all buckets are joined into one statement, whose rows
-find their bucket again by date_bin, as raw.bucket_select's do.
+marked days, hourly rollups for its other marked hours and for its unmarked
+hours with a usable cut, whose raw rows above the cut are read too, raw rows
+for the rest; the first hour, when the selection starts early in it, from its
+rollups less its raw rows before the selection, counted -1); the plans of all
+buckets are joined into one statement, whose rows find their bucket again by
+date_bin, as raw.bucket_select's do.
 
 Cost: a (bucket, region, target) made of exactly one hourly rollup row with
-stored ranks (HourlyRollup.ranks: one probe of a target in a region, 1 h
-buckets) is read as it is, without opening its histograms; only the other
+stored percentile cells (HourlyRollup.percentile_cells: one probe of a target
+in a region, 1 h buckets) is read as it is, without opening its histograms or
+formatting a cell; only the other
 groups have their histograms expanded (probes.packed.entries_sql), merged by adding
 counts, and ranked in SQL. Expanding every hourly histogram of 30 days was
 the cost of this path (22 million elements at 10 million rows).
@@ -28,7 +32,15 @@ from probes.histogram import SQL_EDGES
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.models import DailyRollup, HourlyRollup, Measurement
 from probes.packed import entries_sql
-from probes.readings.plan import EPOCH, Coverage, coverage_of, merge_intervals
+from probes.readings.plan import (
+    EPOCH,
+    Coverage,
+    coverage_of,
+    merge_intervals,
+    raw_intervals,
+    raw_kept,
+    usable_cuts,
+)
 from probes.readings.plan import marks as plan_marks
 from probes.readings.rank import reached_sql
 from probes.readings.selection import Selection
@@ -41,25 +53,59 @@ WIDTH = len(REGION_CSV) * len(PERCENTILES)
 
 
 def plan_buckets(
-    f: Selection, spans: list[tuple[datetime, datetime, datetime]], built: dict[datetime, datetime]
+    f: Selection,
+    spans: list[tuple[datetime, datetime, datetime]],
+    built: dict[datetime, datetime],
+    cuts: dict[datetime, tuple[int, datetime]] | None = None,
 ) -> Coverage:
-    """The days, hours and raw intervals every bucket's own plan reads, together: each belongs to one bucket."""
+    """The days, hours, partial hours and raw intervals (tails among them) every bucket's own plan reads,
+    together: each belongs to one bucket. cuts: usable_cuts of the selection (the current hour's, mostly).
+
+    The first bucket's hour as read_window reads it (plan.coverage(head=True)): a selection starting before
+    the middle of a marked hour whose raw rows are all kept reads that hour from its rollups less its rows
+    before the selection (Coverage.head and minus), fewer rows than the ones inside it. built must then hold
+    that hour's mark too (marks() reads it)."""
     whole = Coverage(since=f.since, until=f.until)
-    raw = []
-    for _label, start, end in spans:
-        plan = coverage_of(start, end, built)
+    raw: list[tuple] = []
+    start = floor_hour(f.since)
+    if (
+        spans
+        and timedelta(0) < f.since - start < HOUR / 2
+        and start + HOUR <= f.until
+        and start in built
+        and raw_kept(start, f.since)
+    ):
+        whole.head, whole.minus = (start, built[start]), [(start, f.since)]
+    for i, (_label, a, b) in enumerate(spans):
+        plan = coverage_of(a, b, built, cuts=cuts)
         whole.days += plan.days
         whole.hours += plan.hours
+        whole.partial.update(plan.partial)
+        if i == 0 and whole.head:
+            # The head hour covers the first bucket's rows up to its next hour.
+            plan.raw = raw_intervals(a, b, plan.covered_hours | set(plan.partial) | {start})
         raw += plan.raw
-    whole.raw = merge_intervals(raw)
+        raw += plan.tails
+    whole.raw = merge_intervals(sorted(raw, key=lambda interval: interval[0]))
     return whole
 
 
 def marks(f: Selection) -> dict[datetime, datetime]:
-    first, end = ceil_hour(f.since), floor_hour(f.until)
+    """The marks of the hours a plan_buckets of f may read: those inside it, and the one it starts in."""
+    first, end = floor_hour(f.since), floor_hour(f.until)
     if first >= end:
         return {}
     return plan_marks(first, end)
+
+
+def cuts(f: Selection) -> dict[datetime, tuple[int, datetime]]:
+    """The unmarked hours starting inside the selection read from their rollups up to a cut (plan.usable_cuts):
+    at 100 M rows the current hour holds up to 70,000 raw rows, every one bucketed and merged in SQL on each
+    export before."""
+    first = ceil_hour(f.since)
+    if first >= f.until:
+        return {}
+    return usable_cuts(first, f.until)
 
 
 def _narrow(alias: str, f: Selection, columns: tuple[str, ...]) -> list[sql.Composable]:
@@ -76,9 +122,11 @@ def _where(conds: list[sql.Composable]) -> sql.Composable:
 
 
 def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -> sql.Composed:
-    """One SELECT: b, region_id, target_id, samples, errors, ks: a smallint[] of WIDTH histogram buckets
-    (probes.histogram indexes), each REGION_CSV metric's PERCENTILES in that order, NULL where the group has no
-    value of the metric. Unordered. Literals only (COPY takes no parameters). plan: plan_buckets().
+    """One SELECT: b, region_id, target_id, samples, errors, cells, ks. A group of one hourly row with stored
+    cells has them in cells (HourlyRollup.percentile_cells) and NULL ks; every other group NULL cells and in ks
+    a smallint[] of WIDTH histogram buckets (probes.histogram indexes), each REGION_CSV metric's PERCENTILES in
+    that order, NULL where the group has no value of the metric (probes.significant.cells_sql writes them as
+    the stored cells are written). Unordered. Literals only (COPY takes no parameters). plan: plan_buckets().
 
     The rollup rows are first read narrow (no histogram), to count each group's rows; only the groups that
     need a merge fetch their rows' histograms again, by id. Sorts and hashes here are over hundreds of
@@ -94,7 +142,8 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     daily = sql.Identifier(DailyRollup._meta.db_table)
     rolled: list[sql.Composable] = []
     # 1 h buckets: each marked hour is a bucket of its own, with no raw row or daily rollup in it, and an hourly
-    # row with stored ranks is the only row of its (hour, region, target) (HourlyRollup.ranks), so it is written
+    # row with stored cells is the only row of its (hour, region, target) (HourlyRollup.percentile_cells), so it is
+    # written
     # as it is, read in hour order, without counting its group's rows first.
     alone: sql.Composable = sql.SQL("")
     if plan.hours:
@@ -107,21 +156,38 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         if size == HOUR:
             alone = sql.SQL(
                 "SELECT r.hour AS b, r.region_id, r.target_id, r.samples::bigint AS samples, "
-                "r.errors::bigint AS errors, r.ranks AS ks "
-                "FROM {table} r WHERE ({runs}) AND r.ranks IS NOT NULL AND {narrow} UNION ALL"
+                "r.errors::bigint AS errors, r.percentile_cells AS cells, NULL::smallint[] AS ks "
+                "FROM {table} r WHERE ({runs}) AND r.percentile_cells IS NOT NULL AND {narrow} UNION ALL"
             ).format(table=hourly, runs=runs, narrow=narrow)
-            rest = sql.SQL(" AND r.ranks IS NULL")
+            rest = sql.SQL(" AND r.percentile_cells IS NULL")
         rolled.append(
             sql.SQL(
-                "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, r.ranks "
-                "FROM {table} r WHERE ({runs}){rest} AND {narrow}"
+                "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
+                "r.percentile_cells AS cells FROM {table} r WHERE ({runs}){rest} AND {narrow}"
             ).format(b=bucket(sql.SQL("r.hour")), table=hourly, runs=runs, rest=rest, narrow=narrow)
+        )
+    loose = sorted([*plan.partial, *([plan.head[0]] if plan.head else [])])
+    if loose:
+        # Partial hours (probes.readings.plan.Coverage.partial): their rollups count the rows up to a cut, the
+        # rest are among the raw rows (a tail); and the head hour, whose rows before the selection are taken
+        # away again (minus). So they are never written alone as the marked hours above are, unless a group has
+        # no raw row with them.
+        rolled.append(
+            sql.SQL(
+                "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
+                "r.percentile_cells AS cells FROM {table} r WHERE r.hour = ANY({hours}) AND {narrow}"
+            ).format(
+                b=bucket(sql.SQL("r.hour")),
+                table=hourly,
+                hours=sql.Literal(loose),
+                narrow=_where(_narrow("r", f, ids)),
+            )
         )
     if plan.days:
         rolled.append(
             sql.SQL(
                 "SELECT r.id, TRUE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
-                "NULL::smallint[] AS ranks FROM {table} r WHERE r.day = ANY({days}) AND {narrow}"
+                "NULL::text AS cells FROM {table} r WHERE r.day = ANY({days}) AND {narrow}"
             ).format(
                 b=bucket(sql.SQL("r.day")),
                 table=daily,
@@ -135,25 +201,36 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             sql.SQL(
                 "SELECT NULL::bigint AS id, NULL::bool AS daily, NULL::timestamptz AS b, NULL::bigint AS region_id, "
                 "NULL::bigint AS target_id, NULL::bigint AS samples, NULL::bigint AS errors, "
-                "NULL::smallint[] AS ranks WHERE FALSE"
+                "NULL::text AS cells WHERE FALSE"
             )
         )
     values = sql.SQL(", ").join(
         sql.SQL("m.{} AS {}").format(sql.Identifier(m.column), sql.Identifier(f"v{i}"))
         for i, m in enumerate(REGION_CSV)
     )
-    intervals: sql.Composable = sql.SQL("FALSE")
-    if plan.raw:
-        intervals = sql.SQL(" OR ").join(
-            sql.SQL("({})").format(sql.SQL(" AND ").join(started_in_literals(a, b, "m"))) for a, b in plan.raw
-        )
+
+    def interval(a: datetime, b: datetime, cut: list) -> sql.Composable:
+        conds = started_in_literals(a, b, "m")
+        # A partial hour's tail: its rows above the cut its rollups count to.
+        conds += [sql.SQL("m.id > {}").format(sql.Literal(c)) for c in cut]
+        return sql.SQL("({})").format(sql.SQL(" AND ").join(conds))
+
+    def any_of(parts: list[sql.Composable]) -> sql.Composable:
+        return sql.SQL(" OR ").join(parts) if parts else sql.SQL("FALSE")
+
+    minus = [interval(a, b, []) for a, b in plan.minus]
+    # A row of the head hour before the selection (plan.minus) counts -1: its hour's rollups hold it.
+    sign = sql.SQL("CASE WHEN {} THEN -1 ELSE 1 END").format(any_of(minus)) if minus else sql.SQL("1")
     raw = sql.SQL(
-        "SELECT {b} AS b, m.region_id, m.target_id, m.outcome, {values} FROM {table} m WHERE ({intervals}) AND {narrow}"
+        "SELECT {b} AS b, m.region_id, m.target_id, m.outcome, {values}, {sign} AS sign FROM {table} m "
+        "WHERE ({intervals}) AND {narrow}"
     ).format(
         b=bucket(sql.SQL("m.started_at")),
         values=values,
+        sign=sign,
         table=sql.Identifier(Measurement._meta.db_table),
-        intervals=intervals,
+        # An interval (start, end, cut) is a partial hour's tail.
+        intervals=any_of([*(interval(r[0], r[1], list(r[2:])) for r in plan.raw), *minus]),
         narrow=_where(_narrow("m", f, ids)),
     )
     n = len(REGION_CSV)
@@ -187,26 +264,28 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         -- are never joined.
         units AS MATERIALIZED (
             SELECT *, count(*) OVER (PARTITION BY b, region_id, target_id) AS parts
-            FROM (SELECT id, daily, b, region_id, target_id, samples, errors, ranks FROM rolled
+            FROM (SELECT id, daily, b, region_id, target_id, samples, errors, cells FROM rolled
                   UNION ALL
-                  SELECT NULL, NULL, b, region_id, target_id, count(*), count(*) FILTER (WHERE outcome <> 'ok'),
-                         NULL
+                  SELECT NULL, NULL, b, region_id, target_id, sum(sign),
+                         coalesce(sum(sign) FILTER (WHERE outcome <> 'ok'), 0), NULL
                   FROM raw GROUP BY b, region_id, target_id) u
         ),
-        -- One hourly row alone in its group reads its stored ranks (NULL ranks: built before they were);
-        -- every other group is merged.
-        slow AS MATERIALIZED (SELECT * FROM units WHERE NOT (parts = 1 AND ranks IS NOT NULL)),
+        -- One hourly row alone in its group writes its stored cells (NULL: built before they were); every
+        -- other group is merged.
+        slow AS MATERIALIZED (SELECT * FROM units WHERE NOT (parts = 1 AND cells IS NOT NULL)),
         pairs AS (
             {hourly_pairs}
             UNION ALL
             {daily_pairs}
             UNION ALL
-            SELECT m.b, m.region_id, m.target_id, x.i, width_bucket(x.v, {edges}), 1
+            SELECT m.b, m.region_id, m.target_id, x.i, width_bucket(x.v, {edges}), m.sign
             FROM raw m CROSS JOIN LATERAL (VALUES {value_pairs}) AS x(i, v)
             WHERE x.v IS NOT NULL
         ),
         merged AS (
+            -- A bucket whose rows were all taken away again (minus) has none.
             SELECT b, region_id, target_id, i, k, sum(n)::bigint AS n FROM pairs GROUP BY 1, 2, 3, 4, 5
+            HAVING sum(n) <> 0
         ),
         cum AS (
             SELECT b, region_id, target_id, i, k,
@@ -219,13 +298,13 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         ),
         totals AS (
             SELECT b, region_id, target_id, sum(samples)::bigint AS samples, sum(errors)::bigint AS errors
-            FROM slow GROUP BY 1, 2, 3
+            FROM slow GROUP BY 1, 2, 3 HAVING sum(samples) > 0
         )
         {alone}
-        SELECT b, region_id, target_id, samples, errors, ranks AS ks FROM units
-        WHERE parts = 1 AND ranks IS NOT NULL
+        SELECT b, region_id, target_id, samples, errors, cells, NULL::smallint[] AS ks FROM units
+        WHERE parts = 1 AND cells IS NOT NULL
         UNION ALL
-        SELECT g.b, g.region_id, g.target_id, g.samples, g.errors, p.ks
+        SELECT g.b, g.region_id, g.target_id, g.samples, g.errors, NULL::text, p.ks
         FROM totals g
         LEFT JOIN picks p ON p.b = g.b AND p.region_id = g.region_id AND p.target_id = g.target_id"""
     ).format(

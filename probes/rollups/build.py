@@ -35,6 +35,7 @@ from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
 from probes.rollups.locks import lock_day, lock_series_block, read_versions, take_cut, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day, floor_hour, hours_between
 from probes.rollups.side_by_side import side_by_side
+from probes.significant import cells_sql, names_sql
 from probes.slot_time import slot_bounds
 
 
@@ -141,7 +142,7 @@ def _hourly_sql(with_day: bool = False) -> str:
     the hours' histograms into them afterwards (ladder.merge_sql) cost
     more than this whole statement's SELECT (5.8 s against 2.9 s on a day of
     bench/dashboard.py's rows, on a busy machine), counting them here about a
-    third of it. A region group has no probe (NULL) and no ranks, nor has a day group."""
+    third of it. A region group has no probe (NULL) and no percentile cells, nor has a day group."""
     from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup
 
     raw = Measurement._meta.db_table
@@ -155,7 +156,7 @@ def _hourly_sql(with_day: bool = False) -> str:
     fields = ", ".join(m.rollup_field for m in HISTOGRAM)
     updates = ", ".join(
         f"{c} = EXCLUDED.{c}"
-        for c in ("target_id", "samples", "errors", "outcomes", "updated_at", "ranks", *fields.split(", "))
+        for c in ("target_id", "samples", "errors", "outcomes", "updated_at", "percentile_cells", *fields.split(", "))
     )
     window = (
         "started_at >= %(since)s AND started_at < %(until)s"
@@ -187,7 +188,9 @@ def _hourly_sql(with_day: bool = False) -> str:
         else ""
     )
     return f"""
-        WITH rolled AS (
+        -- The text of each histogram bucket as regions.csv writes it (probes.significant), for the cells.
+        WITH sig AS (SELECT {names_sql()} AS t),
+        rolled AS (
             SELECT g.probe_id,
                    CASE WHEN g.probe_id IS NULL THEN NULL WHEN g.target_lo = g.target_hi THEN g.target_lo ELSE (
                        SELECT l.target_id FROM {raw} l
@@ -205,7 +208,7 @@ def _hourly_sql(with_day: bool = False) -> str:
                            SELECT 'ok', g.samples - g.errors WHERE g.samples > g.errors
                        ) AS c
                    ) END AS outcomes,
-                   {fields}, rk.ranks
+                   {fields}, rk.cells
             FROM (
                 SELECT probe_id, region_id, {hour} AS hour,
                        count(*) AS samples, count(*) FILTER (WHERE outcome <> 'ok') AS errors,
@@ -229,14 +232,16 @@ def _hourly_sql(with_day: bool = False) -> str:
                     SELECT x, count(*) AS n FROM (SELECT unnest(g.buckets) AS x) AS u WHERE x IS NOT NULL GROUP BY x
                 ) AS c
             ) AS h
-            CROSS JOIN LATERAL ({_ranks_sql()}) AS rk
+            CROSS JOIN LATERAL ({_cells_sql()}) AS rk
         ), built AS (
             INSERT INTO {HourlyRollup._meta.db_table}
-                (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at, ranks)
+                (probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, updated_at,
+                 percentile_cells)
             SELECT probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, %(now)s,
                    -- Kept only on a row alone in its (hour, region, target), which regions.csv then writes as
-                   -- it is (HourlyRollup.ranks); the hour's rows are all rebuilt together, so this stays true.
-                   CASE WHEN count(*) OVER (PARTITION BY target_id, region_id, hour) = 1 THEN ranks END
+                   -- it is (HourlyRollup.percentile_cells); the hour's rows are all rebuilt together, so this
+                   -- stays true.
+                   CASE WHEN count(*) OVER (PARTITION BY target_id, region_id, hour) = 1 THEN cells END
             FROM rolled WHERE hour IS NOT NULL AND probe_id IS NOT NULL
             -- A rollup built before is replaced in place (no delete, then
             -- insert, of the whole range first).
@@ -254,10 +259,11 @@ def _hourly_sql(with_day: bool = False) -> str:
     """
 
 
-def _ranks_sql() -> str:
-    """HourlyRollup.ranks of a group g of _hourly_sql: from its packed bucket indexes (g.buckets), each
-    REGION_CSV metric's bucket holding the nearest rank of each of PERCENTILES (probes.readings.rank), in the
-    order of regions.csv's columns. Apart from the histograms' subquery, so that one stays as it is.
+def _cells_sql() -> str:
+    """HourlyRollup.percentile_cells of a group g of _hourly_sql: from its packed bucket indexes (g.buckets),
+    each REGION_CSV metric's bucket holding the nearest rank of each of PERCENTILES (probes.readings.rank), in
+    the order of regions.csv's columns, as the export writes that bucket (probes.significant.cells_sql over the
+    statement's sig). Apart from the histograms' subquery, so that one stays as it is.
 
     The group's values of those metrics are sorted once: packed as position * _SLOT + bucket, each metric's
     values are one run of the sorted array, in bucket order, so the value of rank r of metric i is element
@@ -273,11 +279,11 @@ def _ranks_sql() -> str:
             rank = f"greatest(1, (n{i} * {num} + {den - 1}) / {den})"
             picks.append(f"CASE WHEN n{i} > 0 THEN v[{before} + {rank}] & {_SLOT - 1} END")
     return f"""
-        SELECT ARRAY[{", ".join(picks)}]::smallint[] AS ranks
+        SELECT {cells_sql(picks, "(SELECT t FROM sig)")} AS cells
         FROM (
             SELECT array_agg(x ORDER BY x) AS v, {counts}
-            -- Only an hour's group of one probe keeps ranks: none of a region group (no probe) or a day's (no
-            -- hour; DailyRollup has none) is sorted. A day's groups hold every value of its hours again, so
+            -- Only an hour's group of one probe keeps percentile cells: none of a region group (no probe) or a
+            -- day's (no hour; DailyRollup has none) is sorted. A day's groups hold every value of its hours again, so
             -- sorting them too cost 8 percent of the statement (2.53 against 2.31 s on a day of bench/rollup.py).
             FROM unnest(g.buckets) AS x
             WHERE g.probe_id IS NOT NULL AND g.hour IS NOT NULL AND x >> {_SHIFT} IN ({", ".join(map(str, positions))})

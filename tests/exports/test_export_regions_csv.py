@@ -13,10 +13,10 @@ from datetime import timedelta
 import pytest
 from asgiref.sync import sync_to_async
 
-from probes.exports.regions import significant
 from probes.histogram import exact_percentile
 from probes.models import DailyRollup, HourlyRollup, Measurement
 from probes.rollups import rebuild_range
+from probes.significant import significant
 from tests.export_support import T0, close_async_thread_connections, download, header, measurement, rows, viewer  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.django_db(transaction=True)

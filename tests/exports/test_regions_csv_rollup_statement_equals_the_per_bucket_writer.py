@@ -1,7 +1,8 @@
 """regions.csv through the rollups is one statement streamed with COPY; its bytes are those of the per-bucket
 Python writer it replaced (devtools/regions_csv_reference.py: read_window per bucket, csv.writer), on random rows
-read from daily rollups, hourly rollups with and without stored ranks, and raw rows at once: whole marked days,
-a day with unmarked hours, an hour written into after its rollup, a day never rolled up, partial buckets at both
+read from daily rollups, hourly rollups with and without stored percentile cells, and raw rows at once: whole
+marked days, a day with unmarked hours (read from their rollups up to their cut), an hour written into after its
+rollup (its rollups plus the row above the cut), a day never rolled up, partial buckets at both
 edges, several probes of one target in a region, values on bucket edges and out of the layout's range, missing
 phases, names a spreadsheet would evaluate, names with a comma, a double quote, CR or LF (quoted as COPY's CSV
 does); 1 h, 1 d and one bucket."""
@@ -18,8 +19,12 @@ from devtools.regions_csv_reference import reference_csv
 from probes.exports import ExportFilters, regions
 from probes.exports.regions import REGION_COLUMNS
 from probes.histogram import _EDGES
-from probes.models import HourlyRollup, Measurement, RollupHour
-from probes.rollups import rebuild_hour, rebuild_range
+from probes.models import HourCut, HourlyRollup, Measurement, RollupHour
+from probes.partitions import MEASUREMENTS, days_between, ensure_days
+from probes.readings.buckets import spans
+from probes.readings.rolled_buckets import cuts, marks, plan_buckets
+from probes.readings.selection import Selection
+from probes.rollups import HOUR, rebuild_hour, rebuild_range
 from tests.export_support import T0, close_async_thread_connections, download, measurement, viewer  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -80,17 +85,31 @@ def world(make_region, make_target, make_probe):
     late = DAY0 + timedelta(days=1, hours=14, minutes=3)
     Measurement.objects.bulk_create([measurement(probes[0], regions[0], late, ttft_ms=12345.0)])
     RollupHour.objects.filter(hour=late.replace(minute=0)).delete()
-    # Rollups built before ranks existed: merged from their histograms instead.
-    HourlyRollup.objects.filter(hour__gte=DAY0 + timedelta(days=1, hours=16)).update(ranks=None)
-    # A row built with ranks in a marked hour of day 1, after the update above left it without.
+    # Rollups built before their cells were stored: merged from their histograms instead.
+    HourlyRollup.objects.filter(hour__gte=DAY0 + timedelta(days=1, hours=16)).update(percentile_cells=None)
+    # A row built with cells in a marked hour of day 1, after the update above left it without.
     rebuild_hour(DAY0 + timedelta(days=1, hours=20))
     return probes
 
 
+def test_unmarked_hours_with_a_cut_are_planned_as_their_rollups_and_the_rows_above_the_cut(world):
+    f = Selection(since=SINCE, until=UNTIL)
+    plan = plan_buckets(f, list(spans(f, HOUR)), marks(f), cuts(f))
+    unmarked = [DAY0 + timedelta(days=1, hours=h) for h in (5, 6, 9, 14)]
+    assert sorted(plan.partial) == unmarked
+    late_hour = unmarked[-1]
+    # The late row came after the hour's rebuild: the only raw row of its hour read.
+    tail = (late_hour, late_hour + HOUR, HourCut.objects.get(hour=late_hour).cut)
+    assert tail in plan.raw
+    in_hour = Measurement.objects.filter(started_at__gte=late_hour, started_at__lt=late_hour + HOUR)
+    assert in_hour.filter(id__gt=tail[2]).count() == 1 < in_hour.count()
+    assert not any(a < h + HOUR and h < b for h in unmarked for a, b, *cut in plan.raw if not cut)
+
+
 @pytest.mark.parametrize("bucket", ["1h", "1d", "all"])
 async def test_the_rollup_statement_writes_the_per_bucket_writers_bytes(client, world, bucket):
-    assert await HourlyRollup.objects.filter(ranks__isnull=False).aexists()
-    assert await HourlyRollup.objects.filter(ranks__isnull=True).aexists()
+    assert await HourlyRollup.objects.filter(percentile_cells__isnull=False).aexists()
+    assert await HourlyRollup.objects.filter(percentile_cells__isnull=True).aexists()
     response, text = await download(client, URL, bucket=bucket, since=SINCE.isoformat(), until=UNTIL.isoformat())
     assert response.status_code == 200
     expected = (
@@ -124,4 +143,25 @@ async def test_read_in_parts_on_several_connections_it_writes_the_same_bytes(
     assert len(regions.parts(filters, readers)) == {("1h", 3): 11, ("1h", 1): 1, ("1d", 2): 4}[bucket, readers]
     _, text = await download(client, URL, bucket=bucket, since=SINCE.isoformat(), until=UNTIL.isoformat())
     expected = ",".join(REGION_COLUMNS) + "\n" + await sync_to_async(reference_csv)(filters)
+    assert text == expected
+
+
+@pytest.mark.parametrize("bucket", ["1h", "all"])
+async def test_a_selection_starting_early_in_a_marked_hour_reads_it_less_its_rows_before_and_writes_the_same_bytes(
+    client, world, bucket
+):
+    first = DAY0 + timedelta(days=1, hours=2)
+    since, until = first + timedelta(minutes=11), first + timedelta(hours=6, minutes=40)
+    # Every raw row of that hour is still there: its days have partitions of their own (retention drops them
+    # only whole), so its rollups less its rows before the selection are its rows inside it.
+    await sync_to_async(ensure_days)(MEASUREMENTS, days_between(DAY0 - timedelta(days=1), DAY0 + timedelta(days=4)))
+    f = Selection(since=since, until=until)
+    plan = await sync_to_async(plan_buckets)(f, list(spans(f, HOUR)), await sync_to_async(marks)(f))
+    assert plan.head[0] == first and plan.minus == [(first, since)]
+    assert not any(a < since for a, *_ in plan.raw)
+
+    _, text = await download(client, URL, bucket=bucket, since=since.isoformat(), until=until.isoformat())
+    filters = ExportFilters(since=since, until=until, bucket=bucket)
+    expected = ",".join(REGION_COLUMNS) + "\n" + await sync_to_async(reference_csv)(filters)
+    assert text.count("\n") > {"1h": 20, "all": 4}[bucket]
     assert text == expected

@@ -13,8 +13,9 @@ from django.db import connection
 from psycopg import sql
 
 from latency.forms import export_filters
-from probes.exports.regions import significant, significant_sql, uses_raw_rows
+from probes.exports.regions import significant_sql, uses_raw_rows
 from probes.models import Measurement
+from probes.significant import significant
 from tests.export_support import T0, close_async_thread_connections, download, measurement, rows, viewer  # noqa: F401  (autouse)
 
 # Carries, powers of ten, ties, tiny and huge values, and floats whose

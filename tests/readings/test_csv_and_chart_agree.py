@@ -1,7 +1,7 @@
 """regions.csv and the dashboard's JSON give the same numbers for the same
 selection: exact nearest rank on a window read from raw rows, the same
 merged-histogram value (within 1% of exact) on a window read from rollups;
-the CSV writes them to 3 significant digits (probes.exports.regions)."""
+the CSV writes them to 3 significant digits (probes.significant)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from probes.exports.regions import significant
 from probes.histogram import exact_percentile
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.models import Measurement
 from probes.rollups import rebuild_range
+from probes.significant import significant
 from tests.export_support import T0, close_async_thread_connections, download, measurement, rows, viewer  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.django_db(transaction=True)
