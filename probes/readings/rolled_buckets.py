@@ -140,11 +140,26 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
 
     hourly = sql.Identifier(HourlyRollup._meta.db_table)
     daily = sql.Identifier(DailyRollup._meta.db_table)
+
+    def rows_of(table: sql.Identifier, where: sql.Composable) -> sql.Composed:
+        # The narrow columns of the rollup rows of `table` matching `where`, each in its bucket.
+        is_daily = table == daily
+        return sql.SQL(
+            "SELECT r.id, {is_daily} AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
+            "{cells} AS cells FROM {table} r WHERE {where} AND {narrow}"
+        ).format(
+            is_daily=sql.Literal(is_daily),
+            b=bucket(sql.SQL("r.day" if is_daily else "r.hour")),
+            cells=sql.SQL("NULL::text" if is_daily else "r.percentile_cells"),
+            table=table,
+            where=where,
+            narrow=_where(_narrow("r", f, ids)),
+        )
+
     rolled: list[sql.Composable] = []
     # 1 h buckets: each marked hour is a bucket of its own, with no raw row or daily rollup in it, and an hourly
-    # row with stored cells is the only row of its (hour, region, target) (HourlyRollup.percentile_cells), so it is
-    # written
-    # as it is, read in hour order, without counting its group's rows first.
+    # row with stored cells is the only row of its (hour, region, target) (HourlyRollup.percentile_cells), so it
+    # is written as it is, read in hour order, without counting its group's rows first.
     alone: sql.Composable = sql.SQL("")
     if plan.hours:
         runs = sql.SQL(" OR ").join(
@@ -160,41 +175,16 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
                 "FROM {table} r WHERE ({runs}) AND r.percentile_cells IS NOT NULL AND {narrow} UNION ALL"
             ).format(table=hourly, runs=runs, narrow=narrow)
             rest = sql.SQL(" AND r.percentile_cells IS NULL")
-        rolled.append(
-            sql.SQL(
-                "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
-                "r.percentile_cells AS cells FROM {table} r WHERE ({runs}){rest} AND {narrow}"
-            ).format(b=bucket(sql.SQL("r.hour")), table=hourly, runs=runs, rest=rest, narrow=narrow)
-        )
+        rolled.append(rows_of(hourly, sql.SQL("({}){}").format(runs, rest)))
     loose = sorted([*plan.partial, *([plan.head[0]] if plan.head else [])])
     if loose:
         # Partial hours (probes.readings.plan.Coverage.partial): their rollups count the rows up to a cut, the
         # rest are among the raw rows (a tail); and the head hour, whose rows before the selection are taken
         # away again (minus). So they are never written alone as the marked hours above are, unless a group has
         # no raw row with them.
-        rolled.append(
-            sql.SQL(
-                "SELECT r.id, FALSE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
-                "r.percentile_cells AS cells FROM {table} r WHERE r.hour = ANY({hours}) AND {narrow}"
-            ).format(
-                b=bucket(sql.SQL("r.hour")),
-                table=hourly,
-                hours=sql.Literal(loose),
-                narrow=_where(_narrow("r", f, ids)),
-            )
-        )
+        rolled.append(rows_of(hourly, sql.SQL("r.hour = ANY({})").format(sql.Literal(loose))))
     if plan.days:
-        rolled.append(
-            sql.SQL(
-                "SELECT r.id, TRUE AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
-                "NULL::text AS cells FROM {table} r WHERE r.day = ANY({days}) AND {narrow}"
-            ).format(
-                b=bucket(sql.SQL("r.day")),
-                table=daily,
-                days=sql.Literal(sorted(plan.days)),
-                narrow=_where(_narrow("r", f, ids)),
-            )
-        )
+        rolled.append(rows_of(daily, sql.SQL("r.day = ANY({})").format(sql.Literal(sorted(plan.days)))))
     if not rolled:
         # No rollup inside the selection: an empty relation of the same shape keeps one statement.
         rolled.append(
