@@ -36,7 +36,10 @@ def test_pings_empty_deltas_and_bookkeeping_do_not_stop_ttft(style, server, prob
     if style == "gemini":
         assert m.first_event_ms == m.ttft_ms, "Gemini's first event is its first token"
     else:
-        assert m.first_event_ms < 100, "the bookkeeping event came first"
+        # The bookkeeping event, stamped when the server sent it (not against a fixed bound: on a busy machine
+        # the server itself may send it hundreds of milliseconds late), and never after the first token.
+        assert m.first_event_ms <= m.ttft_ms, "the bookkeeping event came first"
+        assert_stamped_at(m.first_event_ms, log["first_event_ns"], m.start_ns)
     assert_stamped_at(m.ttft_ms, log["first_token_ns"], m.start_ns)
 
 
