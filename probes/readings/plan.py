@@ -154,16 +154,32 @@ def coverage(
     cuts: dict[datetime, tuple[int, datetime]] = {}
     first, end = ceil_hour(since), floor_hour(until)
     start = floor_hour(since)
-    head = head and rollups and timedelta(0) < since - start < HOUR / 2 and start + HOUR <= until
+    head = head and rollups and starts_early(since, until)
     if rollups and (first < end or head):
         built = marks(start if head else first, max(end, first))
     if rollups and first < until:
         cuts = usable_cuts(first, until)
     plan = coverage_of(since, until, built, daily=daily, cuts=cuts)
-    if head and start in built and raw_kept(start, since):
+    if head and head_hour(since, until, built):
         plan.head, plan.minus = (start, built[start]), [(start, since)]
         plan.raw = raw_intervals(since, until, plan.covered_hours | set(plan.partial) | {start})
     return plan
+
+
+def starts_early(since: datetime, until: datetime) -> bool:
+    """Whether [since, until) starts before the middle of its first hour and holds the rest of that hour."""
+    start = floor_hour(since)
+    return timedelta(0) < since - start < HOUR / 2 and start + HOUR <= until
+
+
+def head_hour(since: datetime, until: datetime, built: dict[datetime, datetime]) -> datetime | None:
+    """The hour a reading of [since, until) reads from its rollups less its raw rows before since (the head
+    rule, coverage(head=True)): the window starts early in it (starts_early), it is marked (built: its marks) and
+    none of its raw rows before since can have been pruned (raw_kept). None otherwise."""
+    start = floor_hour(since)
+    if starts_early(since, until) and start in built and raw_kept(start, since):
+        return start
+    return None
 
 
 def raw_kept(since: datetime, until: datetime) -> bool:

@@ -36,9 +36,9 @@ from probes.readings.plan import (
     EPOCH,
     Coverage,
     coverage_of,
+    head_hour,
     merge_intervals,
     raw_intervals,
-    raw_kept,
     usable_cuts,
 )
 from probes.readings.plan import marks as plan_marks
@@ -67,21 +67,15 @@ def plan_buckets(
     that hour's mark too (marks() reads it)."""
     whole = Coverage(since=f.since, until=f.until)
     raw: list[tuple] = []
-    start = floor_hour(f.since)
-    if (
-        spans
-        and timedelta(0) < f.since - start < HOUR / 2
-        and start + HOUR <= f.until
-        and start in built
-        and raw_kept(start, f.since)
-    ):
+    start = head_hour(f.since, f.until, built) if spans else None
+    if start is not None:
         whole.head, whole.minus = (start, built[start]), [(start, f.since)]
     for i, (_label, a, b) in enumerate(spans):
         plan = coverage_of(a, b, built, cuts=cuts)
         whole.days += plan.days
         whole.hours += plan.hours
         whole.partial.update(plan.partial)
-        if i == 0 and whole.head:
+        if i == 0 and start is not None:
             # The head hour covers the first bucket's rows up to its next hour.
             plan.raw = raw_intervals(a, b, plan.covered_hours | set(plan.partial) | {start})
         raw += plan.raw
