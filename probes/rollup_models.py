@@ -194,7 +194,12 @@ class SeriesRollup(RollupCounts):
 
     Built in SQL (probes.rollups.series_blocks) from the daily rows, or the
     blocks of the next finer grain, inside it; readers use a block only when
-    a SeriesBlockMark says it is built and every day in it is complete."""
+    a SeriesBlockMark says it is built and every day in it is complete.
+
+    Also blocks inside a day, of 3 and 12 hours (SERIES_HOUR_GRAINS), merged
+    from the hourly rows of their hours (probes.rollups.hour_blocks) for the
+    hours at a window's ends; read only with their SeriesBlockMark and every
+    hour marked."""
 
     probe = models.ForeignKey("probes.Probe", on_delete=models.PROTECT, related_name="series_rollups", db_index=False)
     target = models.ForeignKey("probes.Target", on_delete=models.PROTECT, related_name="series_rollups", db_index=False)

@@ -72,7 +72,9 @@ hours from region rollups instead (1 h to 7 d blocks of every probe of a
 region, probes.rollups.ladder), tiled by plan.ladder_tiles; other reads
 take runs of complete days from series rollups (2 to 16-day blocks of one
 probe, region and target, probes.rollups.series_blocks) where marked, tiled
-by plan.series_tiles.
+by plan.series_tiles, and runs of their other marked hours from the series
+blocks inside a day (3 h and 12 h, probes.rollups.hour_blocks), tiled by
+plan.hour_tiles.
 
 Slot time (slots.py): raw rows are partitioned by day of scheduled_for, read
 by started_at. Every read of raw rows adds to its started_at bounds the

@@ -46,6 +46,7 @@ from probes.rollups.periods import (
     GRAINS,
     HOUR,
     SERIES_GRAINS,
+    SERIES_HOUR_GRAINS,
     block_start,
     ceil_hour,
     floor_day,
@@ -322,6 +323,38 @@ def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], 
                 break
         else:
             loose.append(day)
+            i += 1
+    return blocks, loose
+
+
+def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], list[datetime]]:
+    """Marked hours of a plan (outside its complete days) as series rollup blocks inside a day and loose hours:
+    left to right, at each hour the largest block of SERIES_HOUR_GRAINS that starts there, holds only hours among
+    them and carries a SeriesBlockMark (probes.rollups.hour_blocks), else the hour alone. Returns (blocks as (span
+    in hours, start), hours)."""
+    from probes.models import SeriesBlockMark
+
+    hours = sorted(hours)
+    if len(hours) < SERIES_HOUR_GRAINS[0]:
+        return [], hours
+    present = set(hours)
+    built = set(
+        SeriesBlockMark.objects.filter(
+            span_hours__in=SERIES_HOUR_GRAINS, start__gte=hours[0], start__lte=hours[-1]
+        ).values_list("span_hours", "start")
+    )
+    blocks: list[tuple[int, datetime]] = []
+    loose: list[datetime] = []
+    i = 0
+    while i < len(hours):
+        hour = hours[i]
+        for grain in reversed(SERIES_HOUR_GRAINS):
+            if (grain, hour) in built and all(hour + HOUR * k in present for k in range(grain)):
+                blocks.append((grain, hour))
+                i += grain
+                break
+        else:
+            loose.append(hour)
             i += 1
     return blocks, loose
 

@@ -17,7 +17,7 @@ from probes.histogram import Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
 from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
-from probes.readings.plan import Coverage, coverage, ladder_tiles, reporting_reads, series_tiles
+from probes.readings.plan import Coverage, coverage, hour_tiles, ladder_tiles, reporting_reads, series_tiles
 from probes.readings.raw import read_raw
 from probes.readings.rollup import rollup_counts
 from probes.readings.rows import Reading
@@ -43,8 +43,9 @@ def read_window(
 ) -> dict[tuple, Reading]:
     """Merged histograms per group over [since, until): series rollup blocks
     for runs of complete days inside the window (plan.series_tiles), daily
-    rollups for the other complete days (all 24 hours marked), hourly
-    rollups for the other marked hours inside it, raw rows for the rest.
+    rollups for the other complete days (all 24 hours marked), series blocks
+    of 3 h and 12 h for runs of the other marked hours (plan.hour_tiles),
+    hourly rollups for the rest of them, raw rows for the rest.
 
     metrics: the histograms to fill (the others stay empty); asking for
     fewer reads fewer columns. rollups=False reads raw rows only.
@@ -98,9 +99,11 @@ def read_window(
         else:
             # Runs of complete days from series rollup blocks where built.
             spans, days = series_tiles(plan.days)
+            # And runs of the other hours from series blocks inside a day where built.
+            hour_spans, hours = hour_tiles(plan.hours)
             parts = [
                 Coverage(since=since, until=until, days=days, spans=spans, built=plan.built),
-                Coverage(since=since, until=until, hours=plan.hours, built=plan.built),
+                Coverage(since=since, until=until, hours=hours, spans=hour_spans, built=plan.built),
             ]
         # Partial hours (the current one, mostly) from their rollups up to a cut, their tails among the raw
         # rows, and the hour the window starts in when read whole less its rows before the window: a part of

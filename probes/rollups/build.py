@@ -30,7 +30,7 @@ from django.db import connection, transaction
 from probes.histogram import BUCKETS, SQL_EDGES
 from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
 from probes.packed import entries_sql, pack_agg
-from probes.rollups import series_blocks
+from probes.rollups import hour_blocks, series_blocks
 from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
 from probes.rollups.locks import lock_day, lock_series_block, read_versions, take_cut, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day, floor_hour, hours_between
@@ -362,8 +362,9 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
         # can only take marks away (locks.py), so a day predicted incomplete
         # ends incomplete.
         marked = set(RollupHour.objects.filter(hour__gte=day, hour__lt=day + DAY).values_list("hour", flat=True))
-        kept = sum(completes(h) or (h not in written and h in marked) for h in hours)
-        ends_complete = len(marked - set(hours)) + kept == 24
+        stays = {h for h in hours if completes(h) or (h not in written and h in marked)}
+        ends_marked = (marked - set(hours)) | stays
+        ends_complete = len(ends_marked) == 24
         # The day's rows are read only while all its hours are marked
         # (probes.readings.plan), so they are merged only by the rebuild that
         # leaves it so: the current hour's rebuild every few minutes, and each
@@ -375,6 +376,8 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
             rebuild_day(day)
         # The statement wrote the 1 h blocks of the hours it found raw rows in.
         rebuild_blocks(since, until, now, hours_built=sorted(written))
+        # The series' 3 h and 12 h blocks holding these hours, merged again where they will be complete.
+        hour_blocks_built = hour_blocks.rebuild(since, until, now, ends_marked)
 
         # The series blocks holding the day go unmarked before the day's new
         # rollups commit; they are rebuilt only if the day should end complete
@@ -397,6 +400,7 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
         # Marks only blocks whose hours are all marked now: an ingest that
         # moved a version meanwhile leaves its hour, and so them, unmarked.
         series_blocks.mark_complete(rebuilt, now)
+        hour_blocks.mark(hour_blocks_built, now)
     return sum(written.values())
 
 

@@ -24,6 +24,9 @@ GRAINS = (1, 3, 12, 24, 168)
 # the next finer grain) inside it, so that any run of complete days is a
 # handful of blocks (a 30-day window's 29 days, for one, are six).
 SERIES_GRAINS = (48, 96, 192, 384)
+# The series rollups' blocks inside a day (probes.rollups.hour_blocks), merged from hourly rollups: 3 and 12 hours,
+# dividing the day, so that the hours at a window's ends beside its complete days are a few rows per series.
+SERIES_HOUR_GRAINS = (3, 12)
 
 
 def floor_hour(when: datetime) -> datetime:

@@ -23,6 +23,9 @@ ever being read stale:
   day; meanwhile readers take the daily rows, which are always right.
 
 So a mark means the block is the merge of its days' daily rows as they are.
+
+The same table and marks hold the series blocks inside a day (3 h and 12 h),
+which probes.rollups.hour_blocks builds from hourly rows with the hours.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""What the series rollup tests share: the stored blocks and marks, and the
-merge of the daily rollups a block should hold."""
+"""What the series rollup tests share: the stored blocks of days and their
+marks (the blocks inside a day have tests of their own), and the merge of the
+daily rollups a block should hold."""
 
 from __future__ import annotations
 
@@ -9,18 +10,19 @@ from probes.histogram import Histogram
 from probes.models import DailyRollup, SeriesBlockMark, SeriesRollup
 from probes.rollups import HOUR
 from probes.rollups.ladder import JSON_COLUMNS
+from probes.rollups.periods import SERIES_GRAINS
 
 
 def blocks() -> dict[tuple, dict]:
     fields = ["probe", "region", "target", "span_hours", "start", "samples", "errors", *JSON_COLUMNS]
     return {
         (r["probe"], r["region"], r["target"], r["span_hours"], r["start"]): r
-        for r in SeriesRollup.objects.values(*fields)
+        for r in SeriesRollup.objects.filter(span_hours__in=SERIES_GRAINS).values(*fields)
     }
 
 
 def marks() -> set[tuple[int, datetime]]:
-    return set(SeriesBlockMark.objects.values_list("span_hours", "start"))
+    return set(SeriesBlockMark.objects.filter(span_hours__in=SERIES_GRAINS).values_list("span_hours", "start"))
 
 
 def merge_of_days(probe: int, region: int, target: int, start: datetime, span: int) -> dict:

@@ -1,0 +1,212 @@
+"""Series rollups inside a day: one probe's hourly rollups from one region merged over EPOCH-aligned blocks of 3 and
+12 hours (periods.SERIES_HOUR_GRAINS), kept in SeriesRollup beside the blocks of days (series_blocks).
+
+Why: a window read per series (the table of every target: 900 series at bench/dashboard.py's size) takes its
+complete days from daily rows and day blocks, but the hours at its two ends, before its first complete day and
+after its last, from hourly rows: up to 46 rows per series, 20,000 to 41,000 rows for the table of every target.
+With these blocks an end is at most 2 hours, 3 blocks of 3 h and one of 12 h.
+
+Built in the transaction that rebuilds hours (build._build), under the day's lock (the blocks lie inside the day,
+since 3 and 12 divide 24): every block holding a rebuilt hour loses its rows and its SeriesBlockMark; those whose
+hours will all be marked when the transaction commits are merged again from the hourly rows, and marked after the
+hours' own marks if every hour of theirs is marked then (mark). A reader takes a block only with its mark and all
+its hours marked (plan.hour_tiles), so never a stale one: a late row unmarks its hour, and the rebuild that marks
+the hour again rebuilds the block. An installation whose hours were marked before these blocks existed has no mark
+for them, and reads the hours until they are rebuilt.
+
+A block counts a probe re-pointed at another target during it under the target of its latest hour, as a daily row
+counts its day (build._daily_merge_sql).
+
+Merged in Python with numpy, as readers merge (probes.readings.rollup), not in SQL: expanding a day's hourly
+histograms entry by entry with get_byte (ladder.merge_sql) took 3.7 s for its 3 h blocks and 2.8 s more for its
+12 h ones at bench/dashboard.py's 10 M rows, against a few tens of milliseconds here (bench/dashboard.py prints the
+rollup's time).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime, timedelta
+
+import numpy as np
+from django.db import connection
+
+from probes.histogram import BUCKETS
+from probes.packed import ENTRY, MAX_COUNT, unpack
+from probes.rollups.ladder import HIST_COLUMNS
+from probes.rollups.periods import EPOCH, HOUR, SERIES_HOUR_GRAINS, block_start, hour_runs
+
+FINEST = SERIES_HOUR_GRAINS[0]
+UNIX_EPOCH_SECONDS = int(EPOCH.timestamp())
+
+
+def _holding(since: datetime, until: datetime, grain: int) -> list[datetime]:
+    """The starts of the blocks of `grain` hours holding an hour of [since, until)."""
+    span = HOUR * grain
+    first, last = block_start(since, span), block_start(until - HOUR, span)
+    return [first + span * i for i in range((last - first) // span + 1)]
+
+
+def rebuild(since: datetime, until: datetime, now: datetime, marked: set[datetime]) -> list[tuple[int, datetime]]:
+    """Delete the blocks holding an hour of [since, until) (whole hours of one UTC day) with their marks, and merge
+    again from the hourly rows those whose every hour is in `marked` (the hours that will be marked when the
+    caller's transaction commits). Call it in the transaction that rebuilt those hours' rollups, holding the day's
+    lock (build._build), after its hourly statement. Returns the blocks written, (grain, start), for mark."""
+    from probes.models import SeriesBlockMark, SeriesRollup
+
+    wanted: list[tuple[int, datetime]] = []
+    with connection.cursor() as cur:
+        for grain in SERIES_HOUR_GRAINS:
+            starts = _holding(since, until, grain)
+            span = HOUR * grain
+            for table in (SeriesBlockMark._meta.db_table, SeriesRollup._meta.db_table):
+                cur.execute(
+                    f"DELETE FROM {table} WHERE span_hours = %s AND start >= %s AND start < %s",
+                    [grain, starts[0], starts[-1] + span],
+                )
+            wanted += [(grain, s) for s in starts if all(s + HOUR * i in marked for i in range(grain))]
+    if wanted:
+        _write(wanted, now)
+    return wanted
+
+
+def _write(blocks: list[tuple[int, datetime]], now: datetime) -> None:
+    """Merge and insert the SeriesRollup rows of the blocks: the hourly rows of their hours read once, grouped per
+    probe, region and finest block in SQL (their histograms one after another, as readers read them), the finest
+    blocks merged by numpy and the coarser ones summed from them."""
+    from probes.models import HourlyRollup, SeriesRollup
+
+    hours = {start + HOUR * i for grain, start in blocks for i in range(grain)}
+    runs = hour_runs(hours)
+    where = " OR ".join(["(hour >= %s AND hour < %s)"] * len(runs))
+    params: list = [timedelta(hours=FINEST), EPOCH]
+    for a, b in runs:
+        params += [a, b]
+    histograms = ", ".join(f"string_agg({c}, ''::bytea)" for c in HIST_COLUMNS)
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""
+            SELECT probe_id, region_id, extract(epoch FROM b)::int8, max(extract(epoch FROM hour))::int8,
+                   (array_agg(target_id ORDER BY hour DESC))[1], sum(samples), sum(errors),
+                   {histograms}
+            FROM (SELECT *, date_bin(%s, hour, %s) AS b FROM {HourlyRollup._meta.db_table} WHERE {where}) h
+            GROUP BY probe_id, region_id, b
+            """,
+            params,
+        )
+        fine = cur.fetchall()
+        if not fine:
+            return
+        # The outcomes summed per finest group in SQL: parsing every hourly row's jsonb in Python cost more.
+        cur.execute(
+            f"""
+            SELECT probe_id, region_id, extract(epoch FROM date_bin(%s, hour, %s))::int8, o.key, sum(o.value::int8)
+            FROM {HourlyRollup._meta.db_table} CROSS JOIN LATERAL jsonb_each_text(outcomes) o WHERE {where}
+            GROUP BY 1, 2, 3, 4
+            """,
+            params,
+        )
+        counted = cur.fetchall()
+    # Every output row: (grain, start seconds, probe, region) -> its position; the finest groups map to one row of
+    # theirs (if that block is wanted) and one of each coarser block wanted.
+    wanted = {(grain, int(start.timestamp())) for grain, start in blocks}
+    rows: dict[tuple[int, int, int, int], int] = {}
+    latest: dict[int, tuple[int, int]] = {}  # row -> (latest hour, its target)
+    totals: list[list[int]] = []
+    outcomes: list[Counter] = []
+    into: list[list[int]] = []  # per finest group, the rows it counts in
+    for probe, region, start, last_hour, target, samples, errors, *_ in fine:
+        counts_in = []
+        for grain in SERIES_HOUR_GRAINS:
+            block = start - (start - UNIX_EPOCH_SECONDS) % (grain * 3600)
+            if (grain, block) not in wanted:
+                continue
+            row = rows.setdefault((grain, block, probe, region), len(rows))
+            if row == len(totals):
+                totals.append([0, 0])
+                outcomes.append(Counter())
+            totals[row][0] += samples
+            totals[row][1] += errors
+            if row not in latest or latest[row][0] < last_hour:
+                latest[row] = (last_hour, target)
+            counts_in.append(row)
+        into.append(counts_in)
+    for probe, region, start, name, n in counted:
+        for grain in SERIES_HOUR_GRAINS:
+            row = rows.get((grain, start - (start - UNIX_EPOCH_SECONDS) % (grain * 3600), probe, region))
+            if row is not None:
+                outcomes[row][name] += int(n)
+    packed = {c: _merged([rec[7 + k] for rec in fine], into, len(rows)) for k, c in enumerate(HIST_COLUMNS)}
+    columns = ", ".join(
+        ["probe_id", "region_id", "target_id", "span_hours", "start", "samples", "errors", "outcomes", "updated_at",
+         *HIST_COLUMNS]
+    )  # fmt: skip
+    copying = f"COPY {SeriesRollup._meta.db_table} ({columns}) FROM STDIN"
+    with connection.cursor() as cur, cur.cursor.copy(copying) as copy:
+        for (grain, start, probe, region), row in rows.items():
+            copy.write_row(
+                [
+                    probe,
+                    region,
+                    latest[row][1],
+                    grain,
+                    EPOCH + timedelta(seconds=start - UNIX_EPOCH_SECONDS),
+                    totals[row][0],
+                    totals[row][1],
+                    json.dumps({k: n for k, n in sorted(outcomes[row].items()) if n}),
+                    now,
+                    *(packed[c][row] for c in HIST_COLUMNS),
+                ]
+            )
+
+
+def _merged(datas: list[bytes | None], into: list[list[int]], n: int) -> list[bytes]:
+    """The stored histogram (probes.packed) of each of n output rows: the entries of datas[g] (a finest group's
+    hourly histograms one after another) counted into every row of into[g]."""
+    if any(len(data or b"") % ENTRY.itemsize for data in datas):
+        raise ValueError("an hourly rollup holds a histogram that is not whole entries (probes.packed)")
+    index, count = unpack(b"".join(data or b"" for data in datas))
+    if len(index) and index.max() >= BUCKETS:
+        raise ValueError("an hourly rollup holds a bucket index outside the histogram layout")
+    group = np.repeat(np.arange(len(datas)), [len(data or b"") // ENTRY.itemsize for data in datas])
+    rows = np.array([r for targets in into for r in targets], dtype=np.int64)
+    fan = np.array([len(targets) for targets in into], dtype=np.int64)
+    # Each entry once per row its group counts in: first, for every group, where its rows start in `rows`.
+    starts = np.concatenate([[0], np.cumsum(fan)[:-1]])
+    copies = fan[group]
+    entry = np.repeat(np.arange(len(group)), copies)
+    offset = np.arange(len(entry)) - np.repeat(np.cumsum(copies) - copies, copies)
+    target = rows[starts[group[entry]] + offset]
+    # Summed per (row, bucket) in sorted order, which is the stored order: by row, then bucket index. Sparse: a
+    # dense array of every row's buckets was most of the time. Exact: float64 holds every integer below 2**53.
+    keys, inverse = np.unique(target * BUCKETS + index[entry], return_inverse=True)
+    summed = np.bincount(inverse, weights=count[entry]).astype(np.int64)
+    if summed.max(initial=0) > MAX_COUNT:
+        raise ValueError(f"a merged bucket would count more than {MAX_COUNT} samples (probes.packed)")
+    row = keys // BUCKETS
+    entries = np.empty(len(keys), dtype=ENTRY)
+    entries["index"], entries["count"] = keys % BUCKETS, summed
+    data = entries.tobytes()
+    bounds = np.searchsorted(row, np.arange(n + 1)) * ENTRY.itemsize
+    return [data[bounds[i] : bounds[i + 1]] for i in range(n)]
+
+
+def mark(blocks: list[tuple[int, datetime]], now: datetime) -> None:
+    """Mark the blocks rebuild wrote (its return value) whose every hour carries a RollupHour mark now; last in
+    the transaction, once the hours' own marks are final (an ingest meanwhile can only have taken one away)."""
+    from probes.models import RollupHour, SeriesBlockMark
+
+    if not blocks:
+        return
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""
+            INSERT INTO {SeriesBlockMark._meta.db_table} (span_hours, start, built_at)
+            SELECT b.grain, b.start, %s FROM unnest(%s::int[], %s::timestamptz[]) AS b(grain, start)
+            WHERE (SELECT count(*) FROM {RollupHour._meta.db_table} h
+                   WHERE h.hour >= b.start AND h.hour < b.start + make_interval(hours => b.grain)) = b.grain
+            ON CONFLICT (span_hours, start) DO UPDATE SET built_at = EXCLUDED.built_at
+            """,
+            [now, [g for g, _ in blocks], [s for _, s in blocks]],
+        )
