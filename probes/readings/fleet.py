@@ -187,21 +187,29 @@ def missed_counts(
     if not targets or not regions:
         return {}
     missed, measured = MissedRun._meta.db_table, Measurement._meta.db_table
+    scope = "mr.scheduled_for >= %s AND mr.scheduled_for < %s AND mr.target_id = ANY(%s) AND mr.region_id = ANY(%s)"
     with connection.cursor() as cur:
+        # The slots of the missed runs in scope first: planning the anti-join opens every raw partition of the window
+        # (16 to 37 ms for 30 days on a new connection at bench/dashboard.py's 10 M rows, against 0.5 ms for this),
+        # and usually there is none; when there are, only the partitions of the days between the first and the last.
+        cur.execute(f"SELECT min(mr.scheduled_for), max(mr.scheduled_for) FROM {missed} mr WHERE {scope}",
+                    [since, until, targets, regions])  # fmt: skip
+        first, last = cur.fetchone()
+        if first is None:
+            return {}
         cur.execute(
             f"""
             SELECT mr.region_id, mr.target_id, count(*)
             FROM {missed} mr
-            WHERE mr.scheduled_for >= %s AND mr.scheduled_for < %s
-              AND mr.target_id = ANY(%s) AND mr.region_id = ANY(%s)
+            WHERE {scope} AND mr.scheduled_for >= %s AND mr.scheduled_for <= %s
               AND NOT EXISTS (
                 SELECT 1 FROM {measured} m
                 WHERE m.probe_id = mr.probe_id AND m.region_id = mr.region_id AND m.scheduled_for = mr.scheduled_for
-                  -- mr's own slot range again, for the planner: only the window's slot-time partitions.
-                  AND m.scheduled_for >= %s AND m.scheduled_for < %s
+                  -- The missed slots' range again, for the planner: only those days' slot-time partitions.
+                  AND m.scheduled_for >= %s AND m.scheduled_for <= %s
               )
             GROUP BY mr.region_id, mr.target_id
             """,
-            [since, until, targets, regions, since, until],
+            [since, until, targets, regions, first, last, first, last],
         )
         return {(region_id, target_id): n for region_id, target_id, n in cur.fetchall()}
