@@ -157,12 +157,13 @@ def raw_series(
     q: float,
     size: timedelta,
     intervals: Iterable[tuple[datetime, datetime]],
-    targets: list[int],
+    targets: list[int] | None,
     regions: list[int],
 ) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, q-quantile, at) from raw rows,
     grouped in SQL; exact nearest rank (probes.readings.rank). at: the mean
-    started_at of the bucket's rows."""
+    started_at of the bucket's rows. targets None: every target, with no
+    condition on them (see window.read_window)."""
     column = BY_NAME[metric].column
     params = {
         "size": size,
@@ -174,6 +175,7 @@ def raw_series(
         "q": exact(q),
     }
     ranges = started_in_params(intervals, params, "r")
+    by_target = "" if targets is None else "target_id = ANY(%(targets)s) AND "
     picks = ", ".join(f"vals[{rank_sql(f'%({name})s', 'n')}]" for name in ("q50", "q95", "q"))
     sql = f"""
         SELECT b, region_id, samples, {picks}, to_timestamp(at)
@@ -183,7 +185,7 @@ def raw_series(
                    array_agg({column} ORDER BY {column}) FILTER (WHERE {column} IS NOT NULL) AS vals,
                    avg(extract(epoch FROM started_at)) AS at
             FROM {Measurement._meta.db_table}
-            WHERE target_id = ANY(%(targets)s) AND region_id = ANY(%(regions)s) AND {ranges}
+            WHERE {by_target}region_id = ANY(%(regions)s) AND {ranges}
             GROUP BY 1, 2
         ) s
     """

@@ -258,19 +258,22 @@ def _series_sql(
 def _raw_part(
     metric: str,
     raw: list[tuple],
-    targets: list[int],
+    targets: list[int] | None,
     regions: list[int],
     params: dict[str, Any],
     minus: Sequence[tuple[datetime, datetime]] = (),
 ) -> tuple[str, str, str | None] | None:
-    """_series_sql's raw argument for raw rows of the intervals, targets and regions (params filled in), those
-    of `minus` counted -1 (the sign expression; None without minus)."""
+    """_series_sql's raw argument for raw rows of the intervals, targets (None: every target, with no
+    condition on them: see read_window) and regions (params filled in), those of `minus` counted -1 (the sign
+    expression; None without minus)."""
     if not raw and not minus:
         return None
     params["edges"] = SQL_EDGES
     params["raw_targets"], params["raw_regions"] = targets, regions
-    where = "m.target_id = ANY(%(raw_targets)s) AND m.region_id = ANY(%(raw_regions)s) AND " + started_in_params(
-        [*raw, *minus], params, "raw", "m"
+    where = (
+        ("" if targets is None else "m.target_id = ANY(%(raw_targets)s) AND ")
+        + "m.region_id = ANY(%(raw_regions)s) AND "
+        + started_in_params([*raw, *minus], params, "raw", "m")
     )
     sign = None
     if minus:
@@ -347,14 +350,13 @@ def region_series(
     blocks: list[tuple[int, datetime]],
     regions: list[int],
     raw: Sequence[tuple] = (),
-    targets: Sequence[int] = (),
     minus: Sequence[tuple[datetime, datetime]] = (),
 ) -> list[tuple]:
     """rollup_series for every target: the same rows, merged from region
     rollup blocks (each inside one time bucket) instead of every probe's
     hourly rows; at comes from the blocks' sample_seconds, the same
-    samples-weighted mean of hour midpoints. raw: as rollup_series', over
-    `targets` (every target's id)."""
+    samples-weighted mean of hour midpoints. raw: as rollup_series', of
+    every target."""
     params: dict[str, Any] = {
         "size": size,
         "origin": EPOCH,
@@ -368,6 +370,6 @@ def region_series(
         "AND r.region_id = ANY(%(regions)s)"
     )
     at = "sum(r.sample_seconds)"
-    raw_part = _raw_part(metric, list(raw), list(targets), regions, params, minus)
+    raw_part = _raw_part(metric, list(raw), None, regions, params, minus)
     sqls = _series_sql(RegionRollup._meta.db_table, "start", at, _hist_field(metric), where, raw_part)
     return _run_series(sqls, q, params)

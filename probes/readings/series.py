@@ -73,7 +73,7 @@ def _rolled(
             if whole:
                 blocks += ladder_tiles(whole[0], whole[-1] + HOUR, whole)
             blocks += [(1, h) for h in marked if h in partial]
-        return region_series(f.metric, f.percentile, size, blocks, regions, raw, targets, minus or ())
+        return region_series(f.metric, f.percentile, size, blocks, regions, raw, minus or ())
     flat = [h for marked in hours.values() for h in marked]
     return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or ())
 
@@ -129,7 +129,7 @@ def series(f: Selection) -> list[SeriesRow]:
         # two reads.
         jobs = {}
         if sp.raw:
-            jobs["raw"] = partial(raw_series, f.metric, f.percentile, size, sp.raw, targets, regions)
+            jobs["raw"] = partial(raw_series, f.metric, f.percentile, size, sp.raw, None if every else targets, regions)
         if missing:
             jobs["rolled"] = partial(_rolled, f, size, missing, [], every, targets, regions)
         if sp.mixed:
