@@ -301,30 +301,7 @@ def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], 
     there, holds only complete days and carries a SeriesBlockMark (one is
     read only when it says the block matches its days: series_blocks), else
     the day alone. Returns (blocks as (span in hours, start), days)."""
-    from probes.models import SeriesBlockMark
-
-    days = sorted(days)
-    if len(days) < 2:
-        return [], days
-    complete = set(days)
-    built = set(
-        SeriesBlockMark.objects.filter(start__gte=days[0], start__lte=days[-1] - DAY).values_list("span_hours", "start")
-    )
-    blocks: list[tuple[int, datetime]] = []
-    loose: list[datetime] = []
-    i = 0
-    while i < len(days):
-        day = days[i]
-        for grain in reversed(SERIES_GRAINS):
-            span = grain // 24
-            if (grain, day) in built and all(day + DAY * k in complete for k in range(span)):
-                blocks.append((grain, day))
-                i += span
-                break
-        else:
-            loose.append(day)
-            i += 1
-    return blocks, loose
+    return _marked_tiles(sorted(days), DAY, SERIES_GRAINS)
 
 
 def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], list[datetime]]:
@@ -332,29 +309,37 @@ def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], l
     left to right, at each hour the largest block of SERIES_HOUR_GRAINS that starts there, holds only hours among
     them and carries a SeriesBlockMark (probes.rollups.hour_blocks), else the hour alone. Returns (blocks as (span
     in hours, start), hours)."""
+    return _marked_tiles(sorted(hours), HOUR, SERIES_HOUR_GRAINS)
+
+
+def _marked_tiles(
+    units: list[datetime], unit: timedelta, grains: tuple[int, ...]
+) -> tuple[list[tuple[int, datetime]], list[datetime]]:
+    """series_tiles and hour_tiles: sorted units (days or hours) as the marked series blocks of `grains` (in
+    hours, finest first) whose every unit is among them, largest first from the left, and the units left over."""
     from probes.models import SeriesBlockMark
 
-    hours = sorted(hours)
-    if len(hours) < SERIES_HOUR_GRAINS[0]:
-        return [], hours
-    present = set(hours)
+    if len(units) * unit < HOUR * grains[0]:
+        return [], units
+    present = set(units)
     built = set(
-        SeriesBlockMark.objects.filter(
-            span_hours__in=SERIES_HOUR_GRAINS, start__gte=hours[0], start__lte=hours[-1]
-        ).values_list("span_hours", "start")
+        SeriesBlockMark.objects.filter(span_hours__in=grains, start__gte=units[0], start__lte=units[-1]).values_list(
+            "span_hours", "start"
+        )
     )
     blocks: list[tuple[int, datetime]] = []
     loose: list[datetime] = []
     i = 0
-    while i < len(hours):
-        hour = hours[i]
-        for grain in reversed(SERIES_HOUR_GRAINS):
-            if (grain, hour) in built and all(hour + HOUR * k in present for k in range(grain)):
-                blocks.append((grain, hour))
-                i += grain
+    while i < len(units):
+        at = units[i]
+        for grain in reversed(grains):
+            n = HOUR * grain // unit
+            if (grain, at) in built and all(at + unit * k in present for k in range(n)):
+                blocks.append((grain, at))
+                i += n
                 break
         else:
-            loose.append(hour)
+            loose.append(at)
             i += 1
     return blocks, loose
 

@@ -1,13 +1,24 @@
 """What the series rollup tests share: the stored blocks of days and their
-marks (the blocks inside a day have tests of their own), and the merge of the
-daily rollups a block should hold."""
+marks (the blocks inside a day have tests of their own), the merge of the
+daily rollups a block should hold, and the window reads the tests compare
+with and without the blocks' marks, before and after a late row."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from probes.engine.result import Measurement as EngineResult
 from probes.histogram import Histogram
+from probes.ingest import store
+from probes.metrics import HISTOGRAM_NAMES
 from probes.models import DailyRollup, SeriesBlockMark, SeriesRollup
+from probes.readings.cache import merge_cache
+from probes.readings.window import read_window
 from probes.rollups import HOUR
 from probes.rollups.ladder import JSON_COLUMNS
 from probes.rollups.periods import SERIES_GRAINS
@@ -50,3 +61,58 @@ def assert_blocks_merge_their_days(found: dict[tuple, dict]) -> None:
         assert row["outcomes"] == want["outcomes"]
         for column in JSON_COLUMNS[1:]:
             assert Histogram.from_sparse(row[column]) == want[column], (span, start, column)
+
+
+GROUPS = ("region_id", "target_id")
+
+
+def read(since: datetime, until: datetime, probes) -> tuple[dict, bool]:
+    """(the reading per region and target of the probes' targets, whether it read series blocks)."""
+    merge_cache.clear()
+    targets = sorted({p.target_id for p in probes})
+    with CaptureQueriesContext(connection) as queries:
+        found = read_window(since, until, group_by=GROUPS, target_ids=targets, metrics=HISTOGRAM_NAMES)
+    return found, any("probes_seriesrollup" in q["sql"] for q in queries.captured_queries)
+
+
+@contextmanager
+def no_block_marks() -> Iterator[None]:
+    """Every series block's mark gone meanwhile, so reads take daily and hourly rollups only."""
+    saved = list(SeriesBlockMark.objects.values("span_hours", "start", "built_at"))
+    SeriesBlockMark.objects.all().delete()
+    try:
+        yield
+    finally:
+        SeriesBlockMark.objects.bulk_create(SeriesBlockMark(**m) for m in saved)
+
+
+def read_without_blocks(since: datetime, until: datetime, probes) -> dict:
+    with no_block_marks():
+        found, used_blocks = read(since, until, probes)
+    assert not used_blocks
+    return found
+
+
+def assert_same(got: dict, want: dict) -> None:
+    assert want, "nothing read: the comparison would prove nothing"
+    assert got.keys() == want.keys()
+    for group, expected in want.items():
+        assert (got[group].samples, got[group].errors) == (expected.samples, expected.errors), group
+        for metric in HISTOGRAM_NAMES:
+            assert got[group].hists[metric] == expected.hists[metric], (group, metric)
+
+
+def store_late_row(probe, hour: datetime) -> tuple[int, int]:
+    """A measurement 20 minutes into `hour` stored through ingest (which unmarks the hour); its (region, target)."""
+    region = probe.regions.first()
+    moment = hour + timedelta(minutes=20)
+    payload = {
+        "probe_id": probe.id,
+        "target_id": probe.target_id,
+        "region_id": region.id,
+        "scheduled_for": moment.isoformat(),
+        "worker": "late",
+        "result": EngineResult(started_at=moment.isoformat(), ttft_ms=12_345.0).to_dict(),
+    }
+    assert len(store([payload])) == 1
+    return region.id, probe.target_id

@@ -8,23 +8,14 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-
-from probes.engine.result import Measurement as EngineResult
 from probes.histogram import Histogram
-from probes.ingest import store
-from probes.metrics import HISTOGRAM_NAMES
 from probes.models import HourlyRollup, Measurement, SeriesBlockMark, SeriesRollup
-from probes.readings.cache import merge_cache
 from probes.readings.plan import coverage, hour_tiles
-from probes.readings.window import read_window
 from probes.rollups import DAY, HOUR, floor_day, floor_hour, rebuild_hour, rebuild_range
 from probes.rollups.ladder import JSON_COLUMNS
 from probes.rollups.periods import SERIES_HOUR_GRAINS, block_start
 from tests.region_rollups.rows import fill
-
-GROUPS = ("region_id", "target_id")
+from tests.series_rollups.blocks import assert_same, read, read_without_blocks, store_late_row
 
 
 def hour_blocks() -> dict[tuple, dict]:
@@ -49,53 +40,6 @@ def merge_of_hours(probe: int, region: int, start: datetime, span: int) -> dict:
         for column in hists:
             hists[column].merge(Histogram.from_sparse(getattr(row, column)))
     return merged | hists
-
-
-def read(since: datetime, until: datetime, probes) -> tuple[dict, bool]:
-    """(the reading per region and target, whether it read blocks inside a day)."""
-    merge_cache.clear()
-    targets = sorted({p.target_id for p in probes})
-    with CaptureQueriesContext(connection) as queries:
-        found = read_window(since, until, group_by=GROUPS, target_ids=targets, metrics=HISTOGRAM_NAMES)
-    used = any("probes_seriesrollup" in q["sql"] and "unnest" in q["sql"] for q in queries.captured_queries)
-    return found, used
-
-
-def read_from_hours(since: datetime, until: datetime, probes) -> dict:
-    """The same reading with the blocks' marks gone: hourly rollups (and daily ones) only."""
-    saved = list(SeriesBlockMark.objects.values("span_hours", "start", "built_at"))
-    SeriesBlockMark.objects.all().delete()
-    try:
-        found, used = read(since, until, probes)
-        assert not used
-        return found
-    finally:
-        SeriesBlockMark.objects.bulk_create(SeriesBlockMark(**m) for m in saved)
-
-
-def assert_same(got: dict, want: dict) -> None:
-    assert want, "nothing read: the comparison would prove nothing"
-    assert got.keys() == want.keys()
-    for group, expected in want.items():
-        assert (got[group].samples, got[group].errors) == (expected.samples, expected.errors), group
-        for metric in HISTOGRAM_NAMES:
-            assert got[group].hists[metric] == expected.hists[metric], (group, metric)
-
-
-def late_row(probe, hour: datetime) -> tuple[int, int]:
-    """Store a measurement 20 minutes into `hour` through ingest (which unmarks the hour); (region, target)."""
-    region = probe.regions.first()
-    moment = hour + timedelta(minutes=20)
-    payload = {
-        "probe_id": probe.id,
-        "target_id": probe.target_id,
-        "region_id": region.id,
-        "scheduled_for": moment.isoformat(),
-        "worker": "late",
-        "result": EngineResult(started_at=moment.isoformat(), ttft_ms=12_345.0).to_dict(),
-    }
-    assert len(store([payload])) == 1
-    return region.id, probe.target_id
 
 
 def test_every_block_inside_a_day_is_the_merge_of_its_hours_under_its_latest_target(probes, regions):
@@ -140,7 +84,7 @@ def test_a_window_takes_blocks_at_both_ends_and_reads_what_the_hours_give(probes
 
     got, used = read(since, until, probes)
     assert used
-    assert_same(got, read_from_hours(since, until, probes))
+    assert_same(got, read_without_blocks(since, until, probes))
 
 
 def test_a_late_row_keeps_the_blocks_of_its_hour_unread_until_its_hour_is_rebuilt(probes, regions):
@@ -151,14 +95,14 @@ def test_a_late_row_keeps_the_blocks_of_its_hour_unread_until_its_hour_is_rebuil
     before, _ = read(since, until, probes)
 
     late_hour = day + 7 * HOUR
-    key = late_row(probes[0], late_hour)
+    key = store_late_row(probes[0], late_hour)
     holding = {(grain, block_start(late_hour, HOUR * grain)) for grain in SERIES_HOUR_GRAINS}
     blocks, _ = hour_tiles(coverage(since, until).hours)
     assert not holding & set(blocks)
     during, used = read(since, until, probes)
     assert used
     assert during[key].samples == before[key].samples + 1
-    assert_same(during, read_from_hours(since, until, probes))
+    assert_same(during, read_without_blocks(since, until, probes))
 
     rebuild_hour(late_hour)
     assert holding <= hour_marks()

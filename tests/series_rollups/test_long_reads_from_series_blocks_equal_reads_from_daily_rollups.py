@@ -7,52 +7,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-
-from probes.engine.result import Measurement as EngineResult
-from probes.ingest import store
-from probes.metrics import HISTOGRAM_NAMES
-from probes.models import SeriesBlockMark
-from probes.readings.cache import merge_cache
 from probes.readings.plan import coverage, series_tiles
-from probes.readings.window import read_window
 from probes.rollups import DAY, HOUR, floor_hour, rebuild_hour, rebuild_range
 from probes.rollups.periods import SERIES_GRAINS, block_start
 from tests.region_rollups.rows import fill
-from tests.series_rollups.blocks import marks
-
-GROUPS = ("region_id", "target_id")
-
-
-def read(since: datetime, until: datetime, probes) -> tuple[dict, bool]:
-    """(the reading, whether it read series blocks)."""
-    merge_cache.clear()
-    targets = sorted({p.target_id for p in probes})
-    with CaptureQueriesContext(connection) as queries:
-        found = read_window(since, until, group_by=GROUPS, target_ids=targets, metrics=HISTOGRAM_NAMES)
-    return found, any("probes_seriesrollup" in q["sql"] for q in queries.captured_queries)
-
-
-def read_from_days(since: datetime, until: datetime, probes) -> dict:
-    """The same reading with every block's mark gone: daily rollups only."""
-    saved = list(SeriesBlockMark.objects.values("span_hours", "start", "built_at"))
-    SeriesBlockMark.objects.all().delete()
-    try:
-        found, used_blocks = read(since, until, probes)
-        assert not used_blocks
-        return found
-    finally:
-        SeriesBlockMark.objects.bulk_create(SeriesBlockMark(**m) for m in saved)
-
-
-def assert_same(got: dict, want: dict) -> None:
-    assert want, "nothing read: the comparison would prove nothing"
-    assert got.keys() == want.keys()
-    for group, expected in want.items():
-        assert (got[group].samples, got[group].errors) == (expected.samples, expected.errors), group
-        for metric in HISTOGRAM_NAMES:
-            assert got[group].hists[metric] == expected.hists[metric], (group, metric)
+from tests.series_rollups.blocks import assert_same, marks, read, read_without_blocks, store_late_row
 
 
 def test_a_thirty_day_read_takes_blocks_and_equals_the_daily_read(probes, regions):
@@ -67,7 +26,7 @@ def test_a_thirty_day_read_takes_blocks_and_equals_the_daily_read(probes, region
 
     got, used_blocks = read(since, now, probes)
     assert used_blocks
-    assert_same(got, read_from_days(since, now, probes))
+    assert_same(got, read_without_blocks(since, now, probes))
 
 
 def test_a_late_row_keeps_the_blocks_of_its_day_unread_until_its_hour_is_rebuilt(probes, regions):
@@ -79,18 +38,7 @@ def test_a_late_row_keeps_the_blocks_of_its_day_unread_until_its_hour_is_rebuilt
     before, _ = read(start, until, probes)
 
     late_hour = start + 9 * DAY + 4 * HOUR
-    probe = probes[0]
-    region = probe.regions.first()
-    moment = late_hour + timedelta(minutes=20)
-    payload = {
-        "probe_id": probe.id,
-        "target_id": probe.target_id,
-        "region_id": region.id,
-        "scheduled_for": moment.isoformat(),
-        "worker": "late",
-        "result": EngineResult(started_at=moment.isoformat(), ttft_ms=12_345.0).to_dict(),
-    }
-    assert len(store([payload])) == 1
+    key = store_late_row(probes[0], late_hour)
 
     # The hour is unmarked, so its day is no longer complete: the blocks
     # holding it are skipped (their marks stay, but the tiling needs every
@@ -99,9 +47,8 @@ def test_a_late_row_keeps_the_blocks_of_its_day_unread_until_its_hour_is_rebuilt
     assert all(not (s <= late_hour < s + HOUR * span) for span, s in tiles)
     during, used_blocks = read(start, until, probes)
     assert used_blocks
-    key = (region.id, probe.target_id)
     assert during[key].samples == before[key].samples + 1
-    assert_same(during, read_from_days(start, until, probes))
+    assert_same(during, read_without_blocks(start, until, probes))
 
     rebuild_hour(late_hour)
     holding = {(grain, block_start(late_hour, HOUR * grain)) for grain in SERIES_GRAINS}

@@ -11,11 +11,7 @@ from probes.readings.plan import coverage, series_tiles
 from probes.rollups import DAY, HOUR, prune_raw, rebuild_range
 from probes.rollups.periods import SERIES_GRAINS, block_start
 from tests.region_rollups.rows import fill
-from tests.series_rollups.test_long_reads_from_series_blocks_equal_reads_from_daily_rollups import (
-    assert_same,
-    read,
-    read_from_days,
-)
+from tests.series_rollups.blocks import assert_same, read, read_without_blocks
 
 SIXTEEN_DAYS = HOUR * SERIES_GRAINS[-1]
 
@@ -41,11 +37,11 @@ def test_blocks_before_the_cut_go_and_a_straddling_one_is_not_read(probes, regio
     tiles, _ = series_tiles(coverage(start, until).days)
     assert tiles and all(s >= start + 6 * DAY for _, s in tiles)
     got, _ = read(start, until, probes)
-    assert_same(got, read_from_days(start, until, probes))
+    assert_same(got, read_without_blocks(start, until, probes))
 
     rebuild_range(start, cut)
     tiles, _ = series_tiles(coverage(start, until).days)
     assert tiles == [(SERIES_GRAINS[-1], start)]
     got, used_blocks = read(start, until, probes)
     assert used_blocks
-    assert_same(got, read_from_days(start, until, probes))
+    assert_same(got, read_without_blocks(start, until, probes))
