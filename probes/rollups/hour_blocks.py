@@ -19,8 +19,8 @@ counts its day (build._daily_merge_sql).
 
 Merged in Python with numpy, as readers merge (probes.readings.rollup), not in SQL: expanding a day's hourly
 histograms entry by entry with get_byte (ladder.merge_sql) took 3.7 s for its 3 h blocks and 2.8 s more for its
-12 h ones at bench/dashboard.py's 10 M rows, against a few tens of milliseconds here (bench/dashboard.py prints the
-rollup's time).
+12 h ones at bench/dashboard.py's 10 M rows, against 1.0 to 1.4 s for both here (all three beside a 100 M-row load).
+They still cost a full rollup of those 10 M rows about a quarter more (172 s against 135 s on one machine).
 """
 
 from __future__ import annotations
