@@ -400,7 +400,7 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
         # Marks only blocks whose hours are all marked now: an ingest that
         # moved a version meanwhile leaves its hour, and so them, unmarked.
         series_blocks.mark_complete(rebuilt, now)
-        hour_blocks.mark(hour_blocks_built, now)
+        series_blocks.mark_complete(hour_blocks_built, now)
     return sum(written.values())
 
 

@@ -1,26 +1,26 @@
-"""Series rollups inside a day: one probe's hourly rollups from one region merged over EPOCH-aligned blocks of 3 and
-12 hours (periods.SERIES_HOUR_GRAINS), kept in SeriesRollup beside the blocks of days (series_blocks).
+"""Series rollups inside a day: one probe's hourly rollups from one region merged over EPOCH-aligned blocks of 3 and 12
+hours (periods.SERIES_HOUR_GRAINS), kept in SeriesRollup beside the blocks of days (series_blocks).
 
 Why: a window read per series (the table of every target: 900 series at bench/dashboard.py's size) takes its
-complete days from daily rows and day blocks, but the hours at its two ends, before its first complete day and
-after its last, from hourly rows: up to 46 rows per series, 20,000 to 41,000 rows for the table of every target.
-With these blocks an end is at most 2 hours, 3 blocks of 3 h and one of 12 h.
+complete days from daily rows and day blocks, but the hours at its two ends, before its first complete day and after
+its last, from hourly rows: up to 46 rows per series, 20,000 to 41,000 rows for the table of every target. With
+these blocks an end is at most 2 hours, 3 blocks of 3 h and one of 12 h.
 
 Built in the transaction that rebuilds hours (build._build), under the day's lock (the blocks lie inside the day,
 since 3 and 12 divide 24): every block holding a rebuilt hour loses its rows and its SeriesBlockMark; those whose
 hours will all be marked when the transaction commits are merged again from the hourly rows, and marked after the
-hours' own marks if every hour of theirs is marked then (mark). A reader takes a block only with its mark and all
-its hours marked (plan.hour_tiles), so never a stale one: a late row unmarks its hour, and the rebuild that marks
-the hour again rebuilds the block. An installation whose hours were marked before these blocks existed has no mark
-for them, and reads the hours until they are rebuilt.
+hours' own marks if every hour of theirs is marked then (series_blocks.mark_complete, as the blocks of days). A
+reader takes a block only with its mark and all its hours marked (plan.hour_tiles), so never a stale one: a late row
+unmarks its hour, and the rebuild that marks the hour again rebuilds the block. An installation whose hours were
+marked before these blocks existed has no mark for them, and reads the hours until they are rebuilt.
 
 A block counts a probe re-pointed at another target during it under the target of its latest hour, as a daily row
 counts its day (build._daily_merge_sql).
 
 Merged in Python with numpy, as readers merge (probes.readings.rollup), not in SQL: expanding a day's hourly
-histograms entry by entry with get_byte (ladder.merge_sql) took 3.7 s for its 3 h blocks and 2.8 s more for its
-12 h ones at bench/dashboard.py's 10 M rows, against 1.0 to 1.4 s for both here (all three beside a 100 M-row load).
-They still cost a full rollup of those 10 M rows about a quarter more (172 s against 135 s on one machine).
+histograms entry by entry with get_byte (ladder.merge_sql) took 3.7 s for its 3 h blocks and 2.8 s more for its 12 h
+ones at bench/dashboard.py's 10 M rows, against 1.0 to 1.4 s for both here (all three beside a 100 M-row load). They
+still cost a full rollup of those 10 M rows about a quarter more (172 s against 135 s on one machine).
 """
 
 from __future__ import annotations
@@ -48,11 +48,15 @@ def _holding(since: datetime, until: datetime, grain: int) -> list[datetime]:
     return [first + span * i for i in range((last - first) // span + 1)]
 
 
-def rebuild(since: datetime, until: datetime, now: datetime, marked: set[datetime]) -> list[tuple[int, datetime]]:
+def rebuild(
+    since: datetime, until: datetime, now: datetime, marked: set[datetime]
+) -> dict[int, tuple[datetime, datetime]]:
     """Delete the blocks holding an hour of [since, until) (whole hours of one UTC day) with their marks, and merge
     again from the hourly rows those whose every hour is in `marked` (the hours that will be marked when the
     caller's transaction commits). Call it in the transaction that rebuilt those hours' rollups, holding the day's
-    lock (build._build), after its hourly statement. Returns the blocks written, (grain, start), for mark."""
+    lock (build._build), after its hourly statement. Returns, per grain, the range of the blocks written, for
+    series_blocks.mark_complete: the blocks between them were not written because an hour of theirs will not be
+    marked (marks only go away meanwhile), so it leaves them unmarked too."""
     from probes.models import SeriesBlockMark, SeriesRollup
 
     wanted: list[tuple[int, datetime]] = []
@@ -68,7 +72,8 @@ def rebuild(since: datetime, until: datetime, now: datetime, marked: set[datetim
             wanted += [(grain, s) for s in starts if all(s + HOUR * i in marked for i in range(grain))]
     if wanted:
         _write(wanted, now)
-    return wanted
+    spans = {grain: [s for g, s in wanted if g == grain] for grain in SERIES_HOUR_GRAINS}
+    return {grain: (starts[0], starts[-1] + HOUR * grain) for grain, starts in spans.items() if starts}
 
 
 def _write(blocks: list[tuple[int, datetime]], now: datetime) -> None:
@@ -190,23 +195,3 @@ def _merged(datas: list[bytes | None], into: list[list[int]], n: int) -> list[by
     data = entries.tobytes()
     bounds = np.searchsorted(row, np.arange(n + 1)) * ENTRY.itemsize
     return [data[bounds[i] : bounds[i + 1]] for i in range(n)]
-
-
-def mark(blocks: list[tuple[int, datetime]], now: datetime) -> None:
-    """Mark the blocks rebuild wrote (its return value) whose every hour carries a RollupHour mark now; last in
-    the transaction, once the hours' own marks are final (an ingest meanwhile can only have taken one away)."""
-    from probes.models import RollupHour, SeriesBlockMark
-
-    if not blocks:
-        return
-    with connection.cursor() as cur:
-        cur.execute(
-            f"""
-            INSERT INTO {SeriesBlockMark._meta.db_table} (span_hours, start, built_at)
-            SELECT b.grain, b.start, %s FROM unnest(%s::int[], %s::timestamptz[]) AS b(grain, start)
-            WHERE (SELECT count(*) FROM {RollupHour._meta.db_table} h
-                   WHERE h.hour >= b.start AND h.hour < b.start + make_interval(hours => b.grain)) = b.grain
-            ON CONFLICT (span_hours, start) DO UPDATE SET built_at = EXCLUDED.built_at
-            """,
-            [now, [g for g, _ in blocks], [s for _, s in blocks]],
-        )

@@ -119,7 +119,7 @@ def rebuild(since: datetime, until: datetime, now: datetime) -> dict[int, tuple[
 
 
 def mark_complete(rebuilt: dict[int, tuple[datetime, datetime]], now: datetime) -> None:
-    """Mark the blocks rebuild just rebuilt (its return value) whose hours all
+    """Mark the blocks rebuild (or hour_blocks.rebuild) just rebuilt (its return value) whose hours all
     carry a RollupHour mark now. A block with no rows (nothing measured in its
     days) is marked too: reading it adds nothing, which is right."""
     from probes.models import RollupHour, SeriesBlockMark
