@@ -31,7 +31,8 @@ from probes.histogram import BUCKETS, SQL_EDGES
 from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
 from probes.packed import entries_sql, pack_agg
 from probes.rollups import hour_blocks, series_blocks
-from probes.rollups.ladder import JSON_COLUMNS, rebuild_blocks
+from probes.rollups.block_merge import JSON_COLUMNS
+from probes.rollups.ladder import rebuild_blocks
 from probes.rollups.locks import lock_day, lock_series_block, read_versions, take_cut, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day, floor_hour, hours_between
 from probes.rollups.side_by_side import side_by_side
@@ -139,7 +140,7 @@ def _hourly_sql(with_day: bool = False) -> str:
 
     The region rollups' 1 h blocks of the hours (probes.rollups.ladder) are a
     third grouping set, (region, hour), written by the same statement: merging
-    the hours' histograms into them afterwards (ladder.merge_sql) cost
+    the hours' histograms into them afterwards (in SQL, entry by entry) cost
     more than this whole statement's SELECT (5.8 s against 2.9 s on a day of
     bench/dashboard.py's rows, on a busy machine), counting them here about a
     third of it. A region group has no probe (NULL) and no percentile cells, nor has a day group."""

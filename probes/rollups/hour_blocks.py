@@ -17,10 +17,12 @@ marked before these blocks existed has no mark for them, and reads the hours unt
 A block counts a probe re-pointed at another target during it under the target of its latest hour, as a daily row
 counts its day (build._daily_merge_sql).
 
-Merged in Python with numpy, as readers merge (probes.readings.rollup), not in SQL: expanding a day's hourly
-histograms entry by entry with get_byte (ladder.merge_sql) took 3.7 s for its 3 h blocks and 2.8 s more for its 12 h
-ones at bench/dashboard.py's 10 M rows, against 1.0 to 1.4 s for both here (all three beside a 100 M-row load). They
-still cost a full rollup of those 10 M rows about a quarter more (172 s against 135 s on one machine).
+Merged in Python with numpy (probes.rollups.block_merge.merged), as readers merge (probes.readings.rollup), not in
+SQL: expanding a day's hourly histograms entry by entry with get_byte took 3.7 s for its 3 h blocks and 2.8 s more for
+its 12 h ones at bench/dashboard.py's 10 M rows, against 1.0 to 1.4 s for both here (all three beside a 100 M-row
+load). They still cost a full rollup of those 10 M rows about a quarter more (172 s against 135 s on one machine).
+Unlike block_merge.merge_blocks, which merges one grain from the grain below it, the hourly rows are read once for
+both grains: each 3 h group counts into its 3 h block and its 12 h block.
 """
 
 from __future__ import annotations
@@ -29,12 +31,9 @@ import json
 from collections import Counter
 from datetime import datetime, timedelta
 
-import numpy as np
 from django.db import connection
 
-from probes.histogram import BUCKETS
-from probes.packed import ENTRY, MAX_COUNT, unpack
-from probes.rollups.ladder import HIST_COLUMNS
+from probes.rollups.block_merge import HIST_COLUMNS, merged
 from probes.rollups.periods import EPOCH, HOUR, SERIES_HOUR_GRAINS, block_start, hour_runs
 
 FINEST = SERIES_HOUR_GRAINS[0]
@@ -142,7 +141,7 @@ def _write(blocks: list[tuple[int, datetime]], now: datetime) -> None:
             row = rows.get((grain, start - (start - UNIX_EPOCH_SECONDS) % (grain * 3600), probe, region))
             if row is not None:
                 outcomes[row][name] += int(n)
-    packed = {c: _merged([rec[7 + k] for rec in fine], into, len(rows)) for k, c in enumerate(HIST_COLUMNS)}
+    packed = {c: merged([rec[7 + k] for rec in fine], into, len(rows)) for k, c in enumerate(HIST_COLUMNS)}
     columns = ", ".join(
         ["probe_id", "region_id", "target_id", "span_hours", "start", "samples", "errors", "outcomes", "updated_at",
          *HIST_COLUMNS]
@@ -164,34 +163,3 @@ def _write(blocks: list[tuple[int, datetime]], now: datetime) -> None:
                     *(packed[c][row] for c in HIST_COLUMNS),
                 ]
             )
-
-
-def _merged(datas: list[bytes | None], into: list[list[int]], n: int) -> list[bytes]:
-    """The stored histogram (probes.packed) of each of n output rows: the entries of datas[g] (a finest group's
-    hourly histograms one after another) counted into every row of into[g]."""
-    if any(len(data or b"") % ENTRY.itemsize for data in datas):
-        raise ValueError("an hourly rollup holds a histogram that is not whole entries (probes.packed)")
-    index, count = unpack(b"".join(data or b"" for data in datas))
-    if len(index) and index.max() >= BUCKETS:
-        raise ValueError("an hourly rollup holds a bucket index outside the histogram layout")
-    group = np.repeat(np.arange(len(datas)), [len(data or b"") // ENTRY.itemsize for data in datas])
-    rows = np.array([r for targets in into for r in targets], dtype=np.int64)
-    fan = np.array([len(targets) for targets in into], dtype=np.int64)
-    # Each entry once per row its group counts in: first, for every group, where its rows start in `rows`.
-    starts = np.concatenate([[0], np.cumsum(fan)[:-1]])
-    copies = fan[group]
-    entry = np.repeat(np.arange(len(group)), copies)
-    offset = np.arange(len(entry)) - np.repeat(np.cumsum(copies) - copies, copies)
-    target = rows[starts[group[entry]] + offset]
-    # Summed per (row, bucket) in sorted order, which is the stored order: by row, then bucket index. Sparse: a
-    # dense array of every row's buckets was most of the time. Exact: float64 holds every integer below 2**53.
-    keys, inverse = np.unique(target * BUCKETS + index[entry], return_inverse=True)
-    summed = np.bincount(inverse, weights=count[entry]).astype(np.int64)
-    if summed.max(initial=0) > MAX_COUNT:
-        raise ValueError(f"a merged bucket would count more than {MAX_COUNT} samples (probes.packed)")
-    row = keys // BUCKETS
-    entries = np.empty(len(keys), dtype=ENTRY)
-    entries["index"], entries["count"] = keys % BUCKETS, summed
-    data = entries.tobytes()
-    bounds = np.searchsorted(row, np.arange(n + 1)) * ENTRY.itemsize
-    return [data[bounds[i] : bounds[i + 1]] for i in range(n)]

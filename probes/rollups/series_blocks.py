@@ -36,9 +36,9 @@ from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 
-from probes.rollups.ladder import merge_sql
+from probes.rollups.block_merge import merge_blocks
 from probes.rollups.locks import lock_series_block
-from probes.rollups.periods import DAY, EPOCH, HOUR, SERIES_GRAINS, block_start
+from probes.rollups.periods import DAY, HOUR, SERIES_GRAINS, block_start
 from probes.rollups.side_by_side import side_by_side
 
 KEYS = ("probe_id", "region_id", "target_id")
@@ -46,15 +46,16 @@ LARGEST = HOUR * SERIES_GRAINS[-1]
 
 
 @functools.cache
-def _statements() -> list[tuple[int, str]]:
-    """(grain, INSERT) per grain, finest first: 2-day blocks from the daily
-    rollups, each coarser grain from the one before it."""
+def _sources() -> list[tuple[int, dict]]:
+    """(grain, block_merge.merge_blocks arguments) per grain, finest first: 2-day blocks from the daily rollups,
+    each coarser grain from the one before it."""
     from probes.models import DailyRollup, SeriesRollup
 
     table = SeriesRollup._meta.db_table
-    out = [(SERIES_GRAINS[0], merge_sql(table, DailyRollup._meta.db_table, "day", None, "TRUE", KEYS))]
+    common = {"table": table, "seconds": None, "keys": KEYS}
+    out = [(SERIES_GRAINS[0], {**common, "source": DailyRollup._meta.db_table, "time_column": "day", "only": "TRUE"})]
     for finer, grain in itertools.pairwise(SERIES_GRAINS):
-        out.append((grain, merge_sql(table, table, "start", None, f"s.span_hours = {finer}", KEYS)))
+        out.append((grain, {**common, "source": table, "time_column": "start", "only": f"s.span_hours = {finer}"}))
     return out
 
 
@@ -104,8 +105,7 @@ def rebuild(since: datetime, until: datetime, now: datetime) -> dict[int, tuple[
     rebuilt: dict[int, tuple[datetime, datetime]] = {}
     with connection.cursor() as cur:
         cur.execute("SET LOCAL jit = off")
-        cur.execute("SET LOCAL enable_memoize = off")  # as in ladder.rebuild_blocks
-        for grain, sql in _statements():
+        for grain, merge in _sources():
             span = HOUR * grain
             a, b = _grain_range(since, until, grain)
             unmarked = [s for s in (whole + span * i for i in range(LARGEST // span)) if (grain, s) not in marked]
@@ -113,7 +113,7 @@ def rebuild(since: datetime, until: datetime, now: datetime) -> dict[int, tuple[
                 a, b = min(a, unmarked[0]), max(b, unmarked[-1] + span)
             cur.execute(f"DELETE FROM {marks} WHERE span_hours = %s AND start >= %s AND start < %s", [grain, a, b])
             cur.execute(f"DELETE FROM {table} WHERE span_hours = %s AND start >= %s AND start < %s", [grain, a, b])
-            cur.execute(sql, {"span": grain, "a": a, "b": b, "now": now, "epoch": EPOCH})
+            merge_blocks(cur, **merge, span_hours=grain, a=a, b=b, now=now)
             rebuilt[grain] = (a, b)
     return rebuilt
 

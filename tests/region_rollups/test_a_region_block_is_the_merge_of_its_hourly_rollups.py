@@ -13,7 +13,7 @@ from django.db import connection
 from probes.histogram import Histogram
 from probes.models import HourlyRollup, RegionRollup
 from probes.rollups import DAY, HOUR, rebuild_range
-from probes.rollups.ladder import JSON_COLUMNS
+from probes.rollups.block_merge import JSON_COLUMNS
 from probes.rollups.periods import GRAINS, block_start
 from tests.jsonb_histograms import histograms_as_jsonb
 from tests.region_rollups.rows import fill

@@ -20,7 +20,7 @@ from probes.models import DailyRollup, SeriesBlockMark, SeriesRollup
 from probes.readings.cache import merge_cache
 from probes.readings.window import read_window
 from probes.rollups import HOUR
-from probes.rollups.ladder import JSON_COLUMNS
+from probes.rollups.block_merge import JSON_COLUMNS
 from probes.rollups.periods import SERIES_GRAINS
 
 

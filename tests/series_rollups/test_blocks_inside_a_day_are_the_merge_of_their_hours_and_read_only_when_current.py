@@ -12,7 +12,7 @@ from probes.histogram import Histogram
 from probes.models import HourlyRollup, Measurement, SeriesBlockMark, SeriesRollup
 from probes.readings.plan import coverage, hour_tiles
 from probes.rollups import DAY, HOUR, floor_day, floor_hour, rebuild_hour, rebuild_range
-from probes.rollups.ladder import JSON_COLUMNS
+from probes.rollups.block_merge import JSON_COLUMNS
 from probes.rollups.periods import SERIES_HOUR_GRAINS, block_start
 from tests.region_rollups.rows import fill
 from tests.series_rollups.blocks import assert_same, read, read_without_blocks, store_late_row
