@@ -169,9 +169,12 @@ def dense_counts(datas: list[bytes | None]) -> np.ndarray | None:
     if parsed is None:
         return None
     group, index, count = parsed
-    # Exact: float64 holds every integer count below 2**53.
-    summed = np.bincount(group * BUCKETS + index, weights=count, minlength=len(datas) * BUCKETS)
-    return summed.astype(np.int64).reshape(len(datas), BUCKETS)
+    # Summed as int64 in place: bincount's float64 array of every bucket, converted afterwards, was two arrays of
+    # N x BUCKETS to write, and a new process's first read paid for their fresh pages (the table of every target
+    # over 7 d at 10 M rows, cold: 12 against 6 ms for its three parts).
+    summed = np.zeros(len(datas) * BUCKETS, dtype=np.int64)
+    np.add.at(summed, group * BUCKETS + index, count)
+    return summed.reshape(len(datas), BUCKETS)
 
 
 def histograms_sql(column: str) -> str:
