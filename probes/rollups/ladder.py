@@ -33,35 +33,19 @@ WEEK = GRAINS[-1]
 
 @functools.cache
 def _sources() -> list[tuple[int, dict]]:
-    """(grain, block_merge.merge_blocks arguments) per grain, finest first: 1 h blocks from the hourly rollups, each
-    coarser grain from the one before it."""
-    from probes.models import HourlyRollup, RegionRollup
+    """(grain, block_merge.merge_blocks arguments) per grain above the finest, finest first: each from the blocks of
+    the grain before it (the 1 h blocks are written by the hourly statement, build._hourly_sql)."""
+    from probes.models import RegionRollup
 
     table = RegionRollup._meta.db_table
-    keys = ("region_id",)
-    out = [
-        (
-            GRAINS[0],
-            {
-                "table": table,
-                "source": HourlyRollup._meta.db_table,
-                "time_column": "hour",
-                "seconds": "s.samples * (extract(epoch FROM s.hour) + 1800)",
-                "only": "TRUE",
-                "keys": keys,
-            },
-        )
+    common = {"table": table, "source": table, "time_column": "start", "seconds": "s.sample_seconds"}
+    return [
+        (grain, {**common, "keys": ("region_id",), "only": f"s.span_hours = {finer}"})
+        for finer, grain in itertools.pairwise(GRAINS)
     ]
-    for finer, grain in itertools.pairwise(GRAINS):
-        only = f"s.span_hours = {finer}"
-        source = {"source": table, "time_column": "start", "seconds": "s.sample_seconds", "only": only}
-        out.append((grain, {"table": table, "keys": keys, **source}))
-    return out
 
 
-def rebuild_blocks(
-    since: datetime, until: datetime, now: datetime, *, hours_built: list[datetime] | None = None
-) -> None:
+def rebuild_blocks(since: datetime, until: datetime, now: datetime, *, hours_built: list[datetime]) -> None:
     """Rebuild every region block holding an hour of [since, until) (whole
     hours of one UTC day), finest grain first, each from the rows just
     rebuilt below it. Call it inside the transaction that rebuilt those
@@ -74,20 +58,17 @@ def rebuild_blocks(
     (build._hourly_sql does). Their other 1 h blocks (a region with no raw
     rows left there) are deleted, as their hourly rollups are; the other
     hours of the range had no raw rows, so their hourly rollups and 1 h
-    blocks stay as they are (pruned hours keep theirs). None: the 1 h blocks
-    are merged from the hourly rollups here."""
+    blocks stay as they are (pruned hours keep theirs)."""
     from probes.models import RegionRollup
 
     table = RegionRollup._meta.db_table
     with connection.cursor() as cur:
         cur.execute("SET LOCAL jit = off")
+        cur.execute(
+            f"DELETE FROM {table} WHERE span_hours = %s AND start = ANY(%s) AND updated_at <> %s",
+            [GRAINS[0], hours_built, now],
+        )
         for grain, merge in _sources():
-            if grain == GRAINS[0] and hours_built is not None:
-                cur.execute(
-                    f"DELETE FROM {table} WHERE span_hours = %s AND start = ANY(%s) AND updated_at <> %s",
-                    [grain, hours_built, now],
-                )
-                continue
             span = timedelta(hours=grain)
             a = block_start(since, span)
             b = block_start(until - HOUR, span) + span
