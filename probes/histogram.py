@@ -177,13 +177,14 @@ class Histogram:
         return histogram
 
     @classmethod
-    def of_dense(cls, counts: np.ndarray) -> Histogram:
-        """A histogram of BUCKETS non-negative int64 counts, taken as they are (not copied, never changed)."""
+    def of_dense(cls, counts: np.ndarray, total: int | None = None) -> Histogram:
+        """A histogram of BUCKETS non-negative int64 counts, taken as they are (not copied, never changed);
+        total: their sum, when the caller summed many rows at once."""
         if counts.shape != (BUCKETS,):
             raise ValueError(f"dense counts must be {BUCKETS} long, got shape {counts.shape}")
         histogram = cls()
         histogram._dense = counts
-        histogram._n = int(counts.sum())
+        histogram._n = int(counts.sum()) if total is None else total
         return histogram
 
     def _sparse(self) -> dict[int, int]:
@@ -241,6 +242,15 @@ class Histogram:
         for index, count in more.items():
             own[index] = own.get(index, 0) + count
         self._n += other._n
+
+    def add_to(self, row: np.ndarray, sign: int = 1) -> None:
+        """Add this histogram's counts (sign=-1: take them away) into row, an int64 array of BUCKETS counts that
+        the caller owns: a read summing many groups' parts into one array per metric."""
+        if self._dense is not None:
+            row += sign * self._dense
+        elif self._counts:
+            counts = np.fromiter(self._counts.values(), dtype=np.int64, count=len(self._counts))
+            row[list(self._counts)] += sign * counts
 
     def subtract(self, other: Histogram) -> None:
         """Take away the counts of a histogram this one holds (a part of its rows): exact, since counts add.

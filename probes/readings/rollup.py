@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -102,13 +103,29 @@ def _blocks_sql(select: str, blocks: list[tuple[int, datetime]]) -> tuple[str, l
     return sql, [[span for span, _ in blocks], [start for _, start in blocks]]
 
 
+@dataclass(frozen=True)
+class RolledCounts:
+    """rollup_counts' answer, never changed once made (a cached one is shared): the groups in one order, their
+    totals (an int64 row [samples, errors] each), and per metric the groups' histogram bucket counts in the same
+    order: dense_counts' array (a row of BUCKETS int64 counts each), or, where the groups were too many for one
+    array or a stored histogram was refused, a dict of the non-zero counts each."""
+
+    groups: list[tuple]
+    totals: np.ndarray
+    hists: dict[str, np.ndarray | list[dict[int, int]]]
+
+    @property
+    def weight(self) -> int:
+        """What merge_cache weighs it by: the buckets held, a dense row as a tenth of its length (its non-zero
+        buckets are about a hundred, but the row holds them all)."""
+        return sum(h.size // 10 if isinstance(h, np.ndarray) else sum(map(len, h)) for h in self.hists.values())
+
+
 def rollup_counts(
     plan: Coverage, group_by: tuple[str, ...], narrow: dict[str, list | None], metrics: Iterable[str]
-) -> tuple[dict[tuple, list], dict[tuple, dict[str, np.ndarray | dict[int, int]]]]:
+) -> RolledCounts:
     """Merged counts of the rollup rows a plan uses, per group: totals
-    [samples, errors] and, per metric, histogram bucket counts: a row of
-    dense_counts (BUCKETS int64 counts), or a dict of the non-zero ones where
-    the groups are too many for one dense array.
+    [samples, errors] and, per metric, histogram bucket counts (RolledCounts).
 
     One statement: each group's histograms of a metric come back as the
     rows' stored bytes one after another (histograms_sql), summed per bucket
@@ -117,11 +134,9 @@ def rollup_counts(
     cold, when they were stored as jsonb: the days of the table of every
     target over 30 days, 4,500 series and daily rows of about 55 entries
     each, 300 against 130 ms."""
-    totals: dict[tuple, list] = {}
-    buckets: dict[tuple, dict[str, np.ndarray | dict[int, int]]] = defaultdict(dict)
-    if not (plan.hours or plan.days or plan.blocks or plan.spans):
-        return totals, buckets
     metrics = list(metrics)
+    if not (plan.hours or plan.days or plan.blocks or plan.spans):
+        return RolledCounts([], np.zeros((0, 2), dtype=np.int64), {})
     n = len(group_by)
     fields = [_hist_field(m) for m in metrics]
     rows_sql, params = _rollup_rows_sql(plan, [*group_by, "samples", "errors", *fields], narrow)
@@ -141,18 +156,13 @@ def rollup_counts(
         if plan.hours:
             cur.execute("SET LOCAL enable_indexscan TO DEFAULT")
     groups = [tuple(rec[:n]) for rec in records]
-    for group, rec in zip(groups, records, strict=True):
-        totals[group] = [int(rec[n]), int(rec[n + 1])]
+    totals = np.array([(int(rec[n]), int(rec[n + 1])) for rec in records], dtype=np.int64).reshape(-1, 2)
+    hists: dict[str, np.ndarray | list[dict[int, int]]] = {}
     for k, metric in enumerate(metrics):
         datas = [rec[n + 2 + k] for rec in records]
         dense = dense_counts(datas)
-        for i, (group, data) in enumerate(zip(groups, datas, strict=True)):
-            if dense is not None:
-                if data:
-                    buckets[group][metric] = dense[i]
-            elif counts := merge_histograms(data):
-                buckets[group][metric] = counts
-    return totals, buckets
+        hists[metric] = dense if dense is not None else [merge_histograms(data) for data in datas]
+    return RolledCounts(groups, totals, hists)
 
 
 # Groups merged into one dense array at most (8 bytes x BUCKETS each: 32 MB); more are merged one by one.
