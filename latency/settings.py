@@ -126,6 +126,10 @@ if LATENCY_DB_POOL_MAX < LATENCY_DB_POOL_MIN:
 # after another on the request's connection.
 LATENCY_READ_THREADS = env_int("LATENCY_READ_THREADS", 2, minimum=0, maximum=16)
 
+# Memory the web process writes once at its start and keeps for its reads' large arrays (latency.memory), so
+# that a first read does not pay a page fault per 4 KB of them. 0 leaves glibc's defaults as they are.
+LATENCY_WEB_MEMORY_RESERVE_MB = env_int("LATENCY_WEB_MEMORY_RESERVE_MB", 64, minimum=0, maximum=4096)
+
 # How many pages a read's bitmap heap scans ask the disk for ahead of need (PostgreSQL's effective_io_concurrency,
 # set for each read's transaction by probes.readings.plan.reporting_reads). A window's first read after its pages
 # left the page cache waits on the disk page by page at PostgreSQL's default of 1: the table of every target over

@@ -8,8 +8,10 @@ modules, narwhals among them, and the layout template: 0.5 to 1.5 s for the
 first figure of each kind), the URL resolver fills its tables, templates
 and translation catalogs are compiled and read, and the first database
 connection makes psycopg and django.contrib.postgres look up their types;
-and the first full garbage collection scans every object the start made.
-prepare() does all of that here (and freezes those objects), the way a
+and the first full garbage collection scans every object the start made;
+and memory the process never wrote costs a page fault per 4 KB when a read's
+large arrays first take it (latency.memory). prepare() does all of that here
+(and freezes those objects, and writes that memory once), the way a
 preloading server would.
 
 It reads no measurement and fills no cache of probes.readings: the figures
@@ -36,6 +38,7 @@ from django.db import DatabaseError, connection
 from psycopg import Error as PsycopgError
 from psycopg_pool import PoolTimeout
 
+from latency import memory
 from probes.readings import side_by_side
 
 log = logging.getLogger(__name__)
@@ -302,6 +305,12 @@ def prepare_database() -> None:
         connection.close()
 
 
+def reserve_memory() -> None:
+    """Write the memory the reads' large arrays will take (latency.memory; glibc was told to keep it by
+    Lifespan before any thread started)."""
+    memory.reserve(settings.LATENCY_WEB_MEMORY_RESERVE_MB)
+
+
 def freeze_start_objects() -> None:
     """The objects made so far (modules, figure classes, templates: about
     190,000) live as long as the process. Left to the collector, the first
@@ -320,6 +329,7 @@ STEPS = (
     prepare_sessions,
     prepare_charts,
     prepare_database,
+    reserve_memory,
     freeze_start_objects,  # last: after everything the start made
 )
 
@@ -344,6 +354,9 @@ class Lifespan:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                # Here, on the event loop's thread, before the thread that runs prepare() and the requests' sync
+                # code starts: each thread that allocates before this keeps a heap of its own.
+                memory.keep_freed(settings.LATENCY_WEB_MEMORY_RESERVE_MB)
                 try:
                     await sync_to_async(prepare, thread_sensitive=True)()
                 except Exception:

@@ -168,8 +168,7 @@ def _combine(
     rows = [np.fromiter(map(index.__getitem__, part.groups), dtype=np.intp, count=len(part.groups)) for part in parts]
     totals = np.zeros((len(index), 2), dtype=np.int64)
     for part, at in zip(parts, rows, strict=True):
-        # A part names each group once, so a fancy-indexed += adds every row.
-        totals[at] += part.totals
+        _add_rows(totals, at, part.totals)
     readings = [out[group] for group in index]
     for r, (samples, errors) in zip(readings, totals.tolist(), strict=True):
         r.samples += samples
@@ -199,8 +198,9 @@ def _sum_dense(
 ) -> None:
     summed = np.zeros((len(index), BUCKETS), dtype=np.int64)
     for part, at in zip(parts, rows, strict=True):
-        if part.groups:
-            summed[at] += part.hists[metric]
+        counts = part.hists.get(metric)
+        if isinstance(counts, np.ndarray):  # _combine's check: every part with groups holds an array
+            _add_rows(summed, at, counts)
     had = np.zeros(len(index), dtype=bool)
     for i, r in enumerate(readings):
         hist = r.hists.get(metric)
@@ -218,6 +218,16 @@ def _sum_dense(
     for i in np.flatnonzero(had | (totals > 0)).tolist():
         # Each reading's own histogram over its row (a view: summed is this read's own, never cached).
         readings[i].hists[metric] = Histogram.of_dense(summed[i], int(totals[i]))
+
+
+def _add_rows(into: np.ndarray, at: np.ndarray, rows: np.ndarray) -> None:
+    """into[at[i]] += rows[i] for every i (at names each row once). The first part's groups are the first rows
+    of the index, in its order: added in place as a slice, with no copy out and back."""
+    n = len(at)
+    if n and at[0] == 0 and at[-1] == n - 1 and (n == 1 or bool((np.diff(at) == 1).all())):
+        into[:n] += rows
+    else:
+        into[at] += rows
 
 
 def _merge_one_by_one(
