@@ -357,14 +357,18 @@ def histogram_of(values: Iterable[float]) -> Histogram:
 _SQL_EDGES = np.array(SQL_EDGES, dtype=np.float64)
 
 
-def histograms_of_runs(values: np.ndarray, lengths: Sequence[int]) -> list[Histogram]:
+def histograms_of_runs(values: np.ndarray, lengths: Sequence[int], *, ascending: bool = False) -> list[Histogram]:
     """[histogram_of(run) for each run], where the runs are `values` cut after each of `lengths` in turn, with the
     bucketing and counting in numpy: one searchsorted over SQL_EDGES and one unique over (run, bucket) keys for
     them all. A raw window of every target adds tens of thousands of values (probes.readings.raw reads them as
     arrays), which one add() each took about 50 ms to bucket; and it reads them as hundreds of groups of a handful
     each, for which numpy's fixed cost per call, four calls a group, took longer than the bucketing (25 against
     5 ms for 900 groups of two metrics). A value bucket_index refuses (negative, NaN) goes through histogram_of,
-    which raises its error."""
+    which raises its error.
+
+    ascending: each run is in ascending order (a raw read keeping its values sorts them anyway), so the keys are
+    too and their counts are the lengths of their runs, with no sort: 1.4 against 7.3 ms for 69,000 values in 15
+    runs, the phases of every target over an hour at 100 M rows, for each of its six columns."""
     array = np.asarray(values, dtype=np.float64)
     if len(array) != sum(lengths):
         raise ValueError(f"runs of {sum(lengths)} values in all, given {len(array)}")
@@ -373,7 +377,12 @@ def histograms_of_runs(values: np.ndarray, lengths: Sequence[int]) -> list[Histo
     if np.isnan(array).any() or array.min() < 0:
         return [histogram_of(array.tolist())]  # raises
     runs = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    keys, counts = np.unique(runs * BUCKETS + np.searchsorted(_SQL_EDGES, array, side="right"), return_counts=True)
+    every = runs * BUCKETS + np.searchsorted(_SQL_EDGES, array, side="right")
+    if ascending:
+        starts = np.flatnonzero(np.concatenate(([True], every[1:] != every[:-1])))
+        keys, counts = every[starts], np.diff(np.append(starts, len(every)))
+    else:
+        keys, counts = np.unique(every, return_counts=True)
     # The keys ascend by run, so each run's buckets are one slice of them.
     cuts = np.searchsorted(keys // BUCKETS, np.arange(len(lengths) + 1)).tolist()
     indexes, counts_list = (keys % BUCKETS).tolist(), counts.tolist()

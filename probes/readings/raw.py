@@ -140,16 +140,24 @@ def _read_raw_values(
         runs = [rec[n + 2 + k] or b"" for rec in records]
         lengths = [len(run) // 8 for run in runs]
         found = np.frombuffer(b"".join(runs), dtype=">f8").astype(np.float64)
+        kept = column in raw_values
+        cuts = list(pairwise([0, *accumulate(lengths)]))
+        if kept:
+            # Each run ascending: what exact_percentile's sort then finds in order, and what histograms_of_runs
+            # counts without sorting again.
+            for a, b in cuts:
+                found[a:b].sort()
         metric = by_column.get(column)
         if metric is not None:
-            for r, length, histogram in zip(readings, lengths, histograms_of_runs(found, lengths), strict=True):
+            histograms = histograms_of_runs(found, lengths, ascending=kept)
+            for r, length, histogram in zip(readings, lengths, histograms, strict=True):
                 if length:
                     r.hists[metric].merge(histogram)
-        if column in raw_values:
-            for r, (a, b) in zip(readings, pairwise([0, *accumulate(lengths)]), strict=True):
+        if kept:
+            listed = found.tolist()
+            for r, (a, b) in zip(readings, cuts, strict=True):
                 if b > a:
-                    # Ascending, so that exact_percentile's sort finds them in order.
-                    r.values.setdefault(column, []).extend(np.sort(found[a:b]).tolist())
+                    r.values.setdefault(column, []).extend(listed[a:b])
 
 
 def raw_series(

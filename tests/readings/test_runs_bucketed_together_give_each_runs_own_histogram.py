@@ -27,11 +27,18 @@ def test_each_run_gets_the_histogram_of_its_own_values() -> None:
     runs += [[250.0, 250.0], [250.0], [0.0, MIN_VALUE / 2, MAX_VALUE * 10, math.inf], [], []]
 
     together = runs_together(runs)
+    # Each run ascending, counted without a sort (what a raw read keeping its values passes).
+    ascending = [sorted(run) for run in runs]
+    counted = histograms_of_runs(
+        np.array([v for run in ascending for v in run], dtype=np.float64),
+        [len(run) for run in ascending],
+        ascending=True,
+    )
 
-    assert len(together) == len(runs)
-    for run, histogram in zip(runs, together, strict=True):
-        assert histogram == histogram_of(run)
-        assert histogram.count == len(run)
+    assert len(together) == len(counted) == len(runs)
+    for run, histogram, from_sorted in zip(runs, together, counted, strict=True):
+        assert histogram == from_sorted == histogram_of(run)
+        assert histogram.count == from_sorted.count == len(run)
 
 
 def test_no_values_at_all_give_an_empty_histogram_per_run() -> None:
