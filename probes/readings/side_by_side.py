@@ -43,6 +43,11 @@ def disable() -> None:
     enable(0)
 
 
+def enabled() -> bool:
+    """Whether reads may run side by side here (the served web process)."""
+    return _Helpers.executor is not None
+
+
 def _idle_connections() -> int | None:
     """Idle connections in the web process's pool, or None when connections are not pooled."""
     pool = getattr(connection, "pool", None)

@@ -54,7 +54,8 @@ def measured(make_region, make_target, make_probe, now):
 
 def read_all(now):
     out = {}
-    for window in ("24h", "7d"):
+    # 1h: raw rows only, with their values kept (exact percentiles), read in two halves side by side.
+    for window in ("1h", "24h", "7d"):
         for params in ({"window": window}, {"window": window, "percentile": "p99", "metric": "total"}):
             f = dashboard_filters(params, now)
             for reader in (readings.table, readings.series, readings.phases, readings.summary):

@@ -1,0 +1,46 @@
+"""read_window reads long raw stretches as two halves side by side (window._halves): the halves must hold exactly
+the stretches' time between them, half each, a tail's id cut kept on both sides of a cut interval; short stretches
+stay one read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from probes.readings.window import SPLIT_MIN, _halves
+
+T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+
+
+def minutes(n: float) -> timedelta:
+    return timedelta(minutes=n)
+
+
+def covered(intervals: list[tuple]) -> timedelta:
+    return sum((b - a for a, b, *_ in intervals), timedelta(0))
+
+
+def test_one_long_interval_is_cut_where_half_its_time_has_passed() -> None:
+    first, second = _halves([(T0, T0 + minutes(60))])
+    assert first == [(T0, T0 + minutes(30))]
+    assert second == [(T0 + minutes(30), T0 + minutes(60))]
+
+
+def test_stretches_are_shared_by_time_and_a_tail_keeps_its_cut_in_both_halves() -> None:
+    # A window's first partial hour, then the current hour's tail above a build's cut.
+    stretches = [(T0, T0 + minutes(23)), (T0 + minutes(60), T0 + minutes(97), 4_242)]
+    first, second = _halves(stretches)
+    assert covered(first) == covered(second) == covered(stretches) / 2
+    assert first == [(T0, T0 + minutes(23)), (T0 + minutes(60), T0 + minutes(67), 4_242)]
+    assert second == [(T0 + minutes(67), T0 + minutes(97), 4_242)]
+
+
+def test_whole_intervals_go_to_one_half_or_the_other() -> None:
+    stretches = [(T0 + minutes(20 * i), T0 + minutes(20 * i + 10)) for i in range(4)]
+    first, second = _halves(stretches)
+    assert first == stretches[:2] and second == stretches[2:]
+
+
+def test_short_stretches_stay_one_read() -> None:
+    short = [(T0, T0 + SPLIT_MIN - timedelta(microseconds=1))]
+    assert _halves(short) == [short]
+    assert _halves([]) == [[]]
