@@ -16,6 +16,7 @@ from functools import partial
 from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
 from probes.readings.plan import (
+    EPOCH,
     SeriesPlan,
     coverage,
     ladder_tiles,
@@ -29,6 +30,7 @@ from probes.readings.rollup import region_series, rollup_series
 from probes.readings.rows import SeriesRow
 from probes.readings.selection import Selection
 from probes.readings.summaries import _regions, _scope
+from probes.readings.window import SPLIT_MIN
 from probes.rollups.periods import HOUR
 
 
@@ -76,6 +78,19 @@ def _rolled(
         return region_series(f.metric, f.percentile, size, blocks, regions, raw, minus or ())
     flat = [h for marked in hours.values() for h in marked]
     return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or ())
+
+
+def _raw_halves(raw: list[tuple[datetime, datetime]], size: timedelta) -> list[list[tuple[datetime, datetime]]]:
+    """A raw window of SPLIT_MIN or more as two, cut at the bucket boundary nearest below its middle, so that no
+    bucket has rows on both sides and each half's rows are its buckets whole; read side by side (as read_window
+    reads its raw halves) where the process allows, else as it is. At 100 M rows the time series of every target
+    over an hour groups about 69,000 rows, each bucket's values sorted for exact ranks, on one core."""
+    if not side_by_side.enabled() or len(raw) != 1 or raw[0][1] - raw[0][0] < SPLIT_MIN:
+        return [raw]
+    since, until = raw[0]
+    middle = since + (until - since) / 2
+    cut = EPOCH + (middle - EPOCH) // size * size
+    return [[(since, cut)], [(cut, until)]] if since < cut < until else [raw]
 
 
 def series(f: Selection) -> list[SeriesRow]:
@@ -128,8 +143,9 @@ def series(f: Selection) -> list[SeriesRow]:
         # process allows (side_by_side); the mixed are never cached: their raw rows are what changes between
         # two reads.
         jobs = {}
-        if sp.raw:
-            jobs["raw"] = partial(raw_series, f.metric, f.percentile, size, sp.raw, None if every else targets, regions)
+        raw_targets = None if every else targets
+        for i, raw in enumerate(_raw_halves(sp.raw, size) if sp.raw else []):
+            jobs[f"raw{i}"] = partial(raw_series, f.metric, f.percentile, size, raw, raw_targets, regions)
         if missing:
             jobs["rolled"] = partial(_rolled, f, size, missing, [], every, targets, regions)
         if sp.mixed:
@@ -139,7 +155,7 @@ def series(f: Selection) -> list[SeriesRow]:
                 _rolled, f, size, hours, raw, every, targets, regions, frozenset(plan.partial), sp.minus
             )
         results = dict(zip(jobs, side_by_side.run(list(jobs.values())), strict=True))
-        found += results.get("raw", [])
+        found += results.get("raw0", []) + results.get("raw1", [])
         if missing:
             by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
             for row in results["rolled"]:

@@ -1,11 +1,14 @@
 """read_window reads long raw stretches as two halves side by side (window._halves): the halves must hold exactly
 the stretches' time between them, half each, a tail's id cut kept on both sides of a cut interval; short stretches
-stay one read."""
+stay one read. A raw time series is cut only on a boundary of its buckets (series._raw_halves)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from probes.readings import side_by_side
+from probes.readings.plan import EPOCH
+from probes.readings.series import _raw_halves
 from probes.readings.window import SPLIT_MIN, _halves
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -44,3 +47,21 @@ def test_short_stretches_stay_one_read() -> None:
     short = [(T0, T0 + SPLIT_MIN - timedelta(microseconds=1))]
     assert _halves(short) == [short]
     assert _halves([]) == [[]]
+
+
+def test_a_raw_time_series_is_cut_on_a_bucket_boundary_so_no_bucket_is_split() -> None:
+    side_by_side.enable(1)
+    try:
+        since = T0 + minutes(3.5)  # buckets of 2 minutes from EPOCH: 12:02, 12:04, ...
+        first, second = _raw_halves([(since, since + minutes(60))], minutes(2))
+        cut = first[0][1]
+        assert first == [(since, cut)] and second == [(cut, since + minutes(60))]
+        assert (cut - EPOCH) % minutes(2) == timedelta(0)
+        assert abs((cut - since) - minutes(30)) < minutes(2)
+        # A window no bucket boundary divides, and a short one, stay whole.
+        assert _raw_halves([(since, since + minutes(60))], minutes(120)) == [[(since, since + minutes(60))]]
+        assert _raw_halves([(since, since + minutes(20))], minutes(2)) == [[(since, since + minutes(20))]]
+    finally:
+        side_by_side.disable()
+    # Where reads are not run side by side (tests, commands), nothing is cut.
+    assert _raw_halves([(since, since + minutes(60))], minutes(2)) == [[(since, since + minutes(60))]]
