@@ -37,6 +37,8 @@ def slot_bounds(since: datetime, until: datetime) -> tuple[datetime, datetime]:
 
 
 def _floor_day(when: datetime) -> datetime:
+    # probes.rollups.periods.floor_day's cut, written again: importing probes.rollups here would run its package,
+    # whose build module imports this one (a cycle), and would bring Django into what region workers import.
     return when.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
