@@ -19,7 +19,9 @@ Measured in one process:
       rollup of that day must do (floor_sql: its raw rows scanned, grouped per probe, region and hour, every
       metric's bucket computed by width_bucket and gathered per group, nothing counted into histograms or written).
       Their ratio is the share of the builder's time that forming and writing the histograms, ranks and region
-      blocks takes, which no reformulation of the scan can remove.
+      blocks takes, which no reformulation of the scan can remove. And the same floor with each group's histograms
+      counted and packed by the builder's own subquery (still nothing written): times the cores, the most any SQL
+      builder of these histograms could roll up here.
 Medians, the machine's load, and PASS/MISS against the goal: at least 1,000,000 rows/s, and 60 days of 10 M rows in
 under 30 s.
 
@@ -184,28 +186,35 @@ def time_python(day: datetime, repeats: int) -> tuple[list[float], int]:
     return times, len(groups)
 
 
-def floor_sql() -> str:
-    """The floor of (c): _hourly_sql's scan, grouping and bucketing of one day's raw rows, and no more. Its groups'
-    sizes and bucket counts are summed, so PostgreSQL cannot drop the aggregates as unused."""
+def floor_sql(histograms: bool = False) -> str:
+    """The floors of (c): _hourly_sql's scan, grouping and bucketing of one day's raw rows (the builder's own SQL for
+    a row's bucket indexes), and no more; with histograms=True, also each group's histograms counted and packed by the
+    builder's own subquery (build.histograms_sql), still nothing written. Sizes summed, so that PostgreSQL cannot drop
+    the aggregates as unused."""
     from probes.metrics import HISTOGRAM
     from probes.models import Measurement
+    from probes.rollups.build import bucket_row_sql, histograms_sql
 
-    # The edges bound as the builder binds them (a float8[] parameter), so both compare the same doubles.
-    buckets = ", ".join(f"width_bucket(m.{metric.column}, %(edges)s::float8[])" for metric in HISTOGRAM)
+    first = HISTOGRAM[0].rollup_field
+    counted = (
+        f"CROSS JOIN LATERAL {histograms_sql('g.buckets')} AS h"
+        if histograms
+        else f"CROSS JOIN (SELECT ''::bytea AS {first}) AS h"
+    )
     return f"""
-        SELECT count(*), sum(samples), sum(cardinality(buckets)) FROM (
-            SELECT count(*) AS samples, array_agg(ARRAY[{buckets}]) AS buckets
+        SELECT count(*), sum(samples), sum(cardinality(buckets)), sum(length(h.{first})) FROM (
+            SELECT count(*) AS samples, array_agg({bucket_row_sql("m")}) AS buckets
             FROM {Measurement._meta.db_table} m
             WHERE started_at >= %(since)s AND started_at < %(until)s
               AND scheduled_for >= %(low)s AND scheduled_for < %(high)s
             GROUP BY probe_id, region_id, date_trunc('hour', started_at, 'UTC')
-        ) g
+        ) g {counted}
     """
 
 
-def time_one_day(day: datetime, repeats: int) -> tuple[list[float], list[float]]:
-    """Seconds of (c) on one day, each run: the builder alone over the day (its rollups rebuilt in place), and
-    floor_sql over the same rows; with the builder's own settings (work_mem, jit)."""
+def time_one_day(day: datetime, repeats: int) -> tuple[list[float], list[float], list[float]]:
+    """Seconds of (c) on one day, each run: the builder alone over the day (its rollups rebuilt in place),
+    floor_sql over the same rows, and floor_sql with histograms; with the builder's own settings (work_mem, jit)."""
     from django.db import connection, transaction
 
     from probes.histogram import SQL_EDGES
@@ -214,19 +223,22 @@ def time_one_day(day: datetime, repeats: int) -> tuple[list[float], list[float]]
 
     end = day + timedelta(days=1)
     low, high = slot_bounds(day, end)
-    builder, floor = [], []
+    builder, floor, counted = [], [], []
     for _ in range(repeats):
         t = time.perf_counter()
         rebuild_range(day, end, workers=1)
         builder.append(time.perf_counter() - t)
-        with transaction.atomic(), connection.cursor() as cur:
-            cur.execute("SET LOCAL work_mem = '128MB'")
-            cur.execute("SET LOCAL jit = off")
-            t = time.perf_counter()
-            cur.execute(floor_sql(), {"since": day, "until": end, "low": low, "high": high, "edges": SQL_EDGES})
-            cur.fetchall()
-            floor.append(time.perf_counter() - t)
-    return builder, floor
+        for histograms, times in ((False, floor), (True, counted)):
+            with transaction.atomic(), connection.cursor() as cur:
+                cur.execute("SET LOCAL work_mem = '128MB'")
+                cur.execute("SET LOCAL jit = off")
+                t = time.perf_counter()
+                cur.execute(
+                    floor_sql(histograms), {"since": day, "until": end, "low": low, "high": high, "edges": SQL_EDGES}
+                )
+                cur.fetchall()
+                times.append(time.perf_counter() - t)
+    return builder, floor, counted
 
 
 def main() -> int:
@@ -255,7 +267,7 @@ def main() -> int:
         log("rollup bench: Python reference over one day")
         python_s, groups = time_python(day, args.repeats)
         log("rollup bench: the SQL builder and the floor over one day, one core")
-        day_builder_s, day_floor_s = time_one_day(day, args.repeats)
+        day_builder_s, day_floor_s, day_counted_s = time_one_day(day, args.repeats)
     except BenchError as exc:
         log(f"rollup bench: {exc}")
         return 1
@@ -294,6 +306,8 @@ def main() -> int:
             "floor_s": day_floor_s,
             "floor_rows_per_s": day_rows / statistics.median(day_floor_s),
             "builder_over_floor": statistics.median(day_builder_s) / statistics.median(day_floor_s),
+            "histograms_floor_s": day_counted_s,
+            "histograms_floor_rows_per_s": day_rows / statistics.median(day_counted_s),
         },
         "sixty_days_of_10m_s": projected,
         "machine": harness.machine_context(),
@@ -319,6 +333,14 @@ def main() -> int:
             f"{one['floor_rows_per_s']:,.0f} rows/s; the builder takes {one['builder_over_floor']:.1f}x the floor's "
             f"time (runs {', '.join(f'{t:.2f}' for t in day_builder_s)} and "
             f"{', '.join(f'{t:.2f}' for t in day_floor_s)} s)"
+        )
+        # No SQL rollup can outrun its own histograms: counted on every core at this rate, and with nothing
+        # written, this is the most any such builder could reach here.
+        ceiling = one["histograms_floor_rows_per_s"] * result["machine"]["usable_cpus"]
+        print(
+            f"one day, one core: the floor with the histograms counted (nothing written) "
+            f"{one['histograms_floor_rows_per_s']:,.0f} rows/s (runs {', '.join(f'{t:.2f}' for t in day_counted_s)} s);"
+            f" on every core at once, at most {ceiling:,.0f} rows/s for any SQL builder of these histograms"
         )
         machine = result["machine"]
         print(f"machine: {machine['usable_cpus']} CPUs, load average {machine['loadavg']} at the end")

@@ -147,13 +147,6 @@ def _hourly_sql(with_day: bool = False) -> str:
     from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup
 
     raw = Measurement._meta.db_table
-    buckets = ", ".join(
-        f"width_bucket(m.{metric.column}, %(edges)s::float8[]) + {i * _SLOT}" for i, metric in enumerate(HISTOGRAM)
-    )
-    hists = ", ".join(
-        f"{pack_agg(f'x & {_SLOT - 1}', 'n', f'x >> {_SHIFT} = {i}')} AS {metric.rollup_field}"
-        for i, metric in enumerate(HISTOGRAM)
-    )
     fields = ", ".join(m.rollup_field for m in HISTOGRAM)
     updates = ", ".join(
         f"{c} = EXCLUDED.{c}"
@@ -219,20 +212,12 @@ def _hourly_sql(with_day: bool = False) -> str:
                        -- failures alone (a few percent of the rows): collecting
                        -- every row's outcome cost a seventh of the statement.
                        array_agg(outcome) FILTER (WHERE outcome <> 'ok') AS failures,
-                       array_agg(ARRAY[{buckets}]) AS buckets
+                       array_agg({bucket_row_sql("m")}) AS buckets
                 FROM {raw} m
                 WHERE {window}
                 GROUP BY {sets}
             ) AS g
-            CROSS JOIN LATERAL (
-                SELECT {hists}
-                FROM (
-                    -- unnest in a select list streams the elements (ProjectSet);
-                    -- FROM unnest() first copies them into a tuplestore for
-                    -- every group: about 4 percent of the statement's CPU time.
-                    SELECT x, count(*) AS n FROM (SELECT unnest(g.buckets) AS x) AS u WHERE x IS NOT NULL GROUP BY x
-                ) AS c
-            ) AS h
+            CROSS JOIN LATERAL {histograms_sql("g.buckets")} AS h
             CROSS JOIN LATERAL ({_cells_sql()}) AS rk
         ), built AS (
             INSERT INTO {HourlyRollup._meta.db_table}
@@ -258,6 +243,35 @@ def _hourly_sql(with_day: bool = False) -> str:
         ){day_insert}
         SELECT hour, count(*) FROM built GROUP BY hour
     """
+
+
+def bucket_row_sql(alias: str) -> str:
+    """SQL of one raw row's (alias) bucket indexes, every metric of HISTOGRAM packed with its position (position *
+    _SLOT + bucket; NULL where the metric is), as an int array: the statement gathers a group's rows of them with
+    array_agg. Also what bench/rollup.py's floors measure."""
+    buckets = ", ".join(
+        f"width_bucket({alias}.{metric.column}, %(edges)s::float8[]) + {i * _SLOT}"
+        for i, metric in enumerate(HISTOGRAM)
+    )
+    return f"ARRAY[{buckets}]"
+
+
+def histograms_sql(buckets: str) -> str:
+    """A subquery of one row: every HISTOGRAM metric's stored histogram (probes.packed), named by its rollup field,
+    counted from `buckets`, one group's packed indexes (bucket_row_sql rows gathered by array_agg)."""
+    hists = ", ".join(
+        f"{pack_agg(f'x & {_SLOT - 1}', 'n', f'x >> {_SHIFT} = {i}')} AS {metric.rollup_field}"
+        for i, metric in enumerate(HISTOGRAM)
+    )
+    return f"""(
+                SELECT {hists}
+                FROM (
+                    -- unnest in a select list streams the elements (ProjectSet);
+                    -- FROM unnest() first copies them into a tuplestore for
+                    -- every group: about 4 percent of the statement's CPU time.
+                    SELECT x, count(*) AS n FROM (SELECT unnest({buckets}) AS x) AS u WHERE x IS NOT NULL GROUP BY x
+                ) AS c
+            )"""
 
 
 def _cells_sql() -> str:
