@@ -1,6 +1,8 @@
 """Plotly figures from the rows of probes.readings: plain functions, no ORM,
 no HTTP. Every value put into a figure is a plain Python number or string
-(times as ISO 8601), so fig.to_plotly_json() is JSON as it stands.
+(times as ISO 8601), or a numpy object array of them (the time series'
+heatmap: plotly copies an array whole, a list element by element), so
+figure_json is plain JSON lists throughout.
 
 Here: the shared helpers, the map and the phases. The distribution
 (latency.charts.distribution) and the time series

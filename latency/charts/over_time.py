@@ -6,6 +6,7 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
+import numpy as np
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 
@@ -174,6 +175,8 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
         edges[0] = max(edges[0], window[0])
         edges[-1] = min(edges[-1], window[1])
     index = {start: i for i, start in enumerate(columns)}
+    # A column's time span is the same text in every region's row.
+    spans = [_span_text(edges[i], edges[i + 1]) for i in range(len(columns))]
     z: list[list[float | None]] = []
     custom: list[list[list]] = []
     for slug in slugs:
@@ -183,17 +186,20 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
             i = index[row["bucket_start"]]
             value = series_value(row, pname)
             values[i] = value
-            cells[i] = [_span_text(edges[i], edges[i + 1]), _fmt(value, suffix), row.get("samples", 0)]
+            cells[i] = [spans[i], _fmt(value, suffix), row.get("samples", 0)]
         z.append(values)
         custom.append(cells)
     present = [v for row in z for v in row if v is not None]
     title = f"{pname} {metric_label(metric)} ({u})"
     fig.add_trace(
         go.Heatmap(
-            z=z,
+            # Object arrays, not nested lists: plotly validates and deep-copies a nested list element by element
+            # (twice: the trace, then the figure's copy), an array as one; the JSON is the same lists (a 30-day
+            # heatmap of 15 regions: 16 against 23 ms to build, issue 17).
+            z=np.array(z, dtype=object),
             x=[plotly_time(e) for e in edges],
             y=labels,
-            customdata=custom,
+            customdata=np.array(custom, dtype=object),
             # The map's scale and orientation (lighter is better), so a colour
             # means the same on both charts.
             colorscale=colorscale(metric),
