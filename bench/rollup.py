@@ -195,14 +195,16 @@ def floor_sql(histograms: bool = False) -> str:
     from probes.models import Measurement
     from probes.rollups.build import bucket_row_sql, histograms_sql
 
-    first = HISTOGRAM[0].rollup_field
+    # Every histogram's length summed: PostgreSQL drops a subquery's outputs nobody reads, aggregates included.
+    fields = [m.rollup_field for m in HISTOGRAM]
     counted = (
         f"CROSS JOIN LATERAL {histograms_sql('g.buckets')} AS h"
         if histograms
-        else f"CROSS JOIN (SELECT ''::bytea AS {first}) AS h"
+        else f"CROSS JOIN (SELECT {', '.join(f'0 AS {c}' for c in fields)}) AS h"
     )
+    sizes = " + ".join(f"length(h.{c})" if histograms else f"h.{c}" for c in fields)
     return f"""
-        SELECT count(*), sum(samples), sum(cardinality(buckets)), sum(length(h.{first})) FROM (
+        SELECT count(*), sum(samples), sum(cardinality(buckets)), sum({sizes}) FROM (
             SELECT count(*) AS samples, array_agg({bucket_row_sql("m")}) AS buckets
             FROM {Measurement._meta.db_table} m
             WHERE started_at >= %(since)s AND started_at < %(until)s
