@@ -80,6 +80,10 @@ def _rolled(
     return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or ())
 
 
+# Marked hours from which a time series' rolled-up buckets are read in two halves (_rolled_halves).
+ROLLED_SPLIT_HOURS = 48
+
+
 def _raw_halves(raw: list[tuple[datetime, datetime]], size: timedelta) -> list[list[tuple[datetime, datetime]]]:
     """A raw window of SPLIT_MIN or more as two, cut at the bucket boundary nearest below its middle, so that no
     bucket has rows on both sides and each half's rows are its buckets whole; read side by side (as read_window
@@ -91,6 +95,23 @@ def _raw_halves(raw: list[tuple[datetime, datetime]], size: timedelta) -> list[l
     middle = since + (until - since) / 2
     cut = EPOCH + (middle - EPOCH) // size * size
     return [[(since, cut)], [(cut, until)]] if since < cut < until else [raw]
+
+
+def _rolled_halves(missing: dict[datetime, list[datetime]]) -> list[dict[datetime, list[datetime]]]:
+    """Rolled-up buckets of ROLLED_SPLIT_HOURS marked hours or more as two runs of whole buckets with about half
+    the hours each, read side by side where the process allows (as _raw_halves), else as they are. At 100 M rows
+    the 30-day series of one target merges some 10,600 hourly rows, read twice (totals, then histograms) on one
+    core: 75 of a 95 ms read."""
+    if not side_by_side.enabled() or len(missing) < 2 or sum(map(len, missing.values())) < ROLLED_SPLIT_HOURS:
+        return [missing]
+    starts = sorted(missing)
+    half, counted, cut = sum(map(len, missing.values())) / 2, 0, len(starts) - 1
+    for i, start in enumerate(starts[:-1]):
+        counted += len(missing[start])
+        if counted >= half:
+            cut = i + 1
+            break
+    return [{s: missing[s] for s in starts[:cut]}, {s: missing[s] for s in starts[cut:]}]
 
 
 def series(f: Selection) -> list[SeriesRow]:
@@ -146,8 +167,8 @@ def series(f: Selection) -> list[SeriesRow]:
         raw_targets = None if every else targets
         for i, raw in enumerate(_raw_halves(sp.raw, size) if sp.raw else []):
             jobs[f"raw{i}"] = partial(raw_series, f.metric, f.percentile, size, raw, raw_targets, regions)
-        if missing:
-            jobs["rolled"] = partial(_rolled, f, size, missing, [], every, targets, regions)
+        for i, part in enumerate(_rolled_halves(missing) if missing else []):
+            jobs[f"rolled{i}"] = partial(_rolled, f, size, part, [], every, targets, regions)
         if sp.mixed:
             hours = {start: marked for start, (marked, _) in sp.mixed.items()}
             raw = merge_intervals([part for _, parts in sp.mixed.values() for part in parts])
@@ -158,11 +179,12 @@ def series(f: Selection) -> list[SeriesRow]:
         found += results.get("raw0", []) + results.get("raw1", [])
         if missing:
             by_bucket: dict[datetime, list[tuple]] = {start: [] for start in missing}
-            for row in results["rolled"]:
+            rolled = results["rolled0"] + results.get("rolled1", [])
+            for row in rolled:
                 by_bucket[row[0]].append(row)
             for start, bucket in by_bucket.items():
                 merge_cache.put(keys[start], bucket, weight=1 + len(bucket))
-            found += results["rolled"]
+            found += rolled
         found += results.get("mixed", [])
     info = _regions({row[1] for row in found})
     now = datetime.now(UTC)

@@ -1,6 +1,7 @@
 """read_window reads long raw stretches as two halves side by side (window._halves): the halves must hold exactly
 the stretches' time between them, half each, a tail's id cut kept on both sides of a cut interval; short stretches
-stay one read. A raw time series is cut only on a boundary of its buckets (series._raw_halves)."""
+stay one read. A raw time series is cut only on a boundary of its buckets (series._raw_halves), its rolled-up
+buckets into two runs of whole buckets with about half the marked hours each (series._rolled_halves)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from probes.readings import side_by_side
 from probes.readings.plan import EPOCH
-from probes.readings.series import _raw_halves
+from probes.readings.series import ROLLED_SPLIT_HOURS, _raw_halves, _rolled_halves
 from probes.readings.window import SPLIT_MIN, _halves
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -65,3 +66,32 @@ def test_a_raw_time_series_is_cut_on_a_bucket_boundary_so_no_bucket_is_split() -
         side_by_side.disable()
     # Where reads are not run side by side (tests, commands), nothing is cut.
     assert _raw_halves([(since, since + minutes(60))], minutes(2)) == [[(since, since + minutes(60))]]
+
+
+def buckets_of(hours_each: list[int], size: timedelta = timedelta(hours=12)) -> dict[datetime, list[datetime]]:
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    return {
+        start + size * i: [start + size * i + timedelta(hours=h) for h in range(n)] for i, n in enumerate(hours_each)
+    }
+
+
+def test_rolled_up_buckets_are_shared_as_whole_buckets_by_their_hours() -> None:
+    side_by_side.enable(1)
+    try:
+        # 60 buckets of 12 marked hours but a few with fewer (hours not rolled up yet, or pruned).
+        missing = buckets_of([12] * 20 + [3] * 10 + [12] * 30)
+        first, second = _rolled_halves(missing)
+        assert set(first) | set(second) == set(missing) and not set(first) & set(second)
+        assert max(first) < min(second)
+        assert all(first[s] == missing[s] for s in first) and all(second[s] == missing[s] for s in second)
+        hours = [sum(map(len, half.values())) for half in (first, second)]
+        assert abs(hours[0] - hours[1]) <= 12
+        # Too few hours, or one bucket, stay one read.
+        few = buckets_of([1] * (ROLLED_SPLIT_HOURS - 1), timedelta(hours=1))
+        assert _rolled_halves(few) == [few]
+        one = buckets_of([ROLLED_SPLIT_HOURS * 2], timedelta(days=30))
+        assert _rolled_halves(one) == [one]
+    finally:
+        side_by_side.disable()
+    # Where reads are not run side by side (tests, commands), nothing is cut.
+    assert _rolled_halves(missing) == [missing]

@@ -15,6 +15,7 @@ from django.db import connection
 
 from latency.forms import dashboard_filters
 from probes import readings
+from probes.models import Target
 from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
 from probes.rollups import DAY, HOUR, floor_hour, rebuild_range
@@ -54,13 +55,19 @@ def measured(make_region, make_target, make_probe, now):
 
 def read_all(now):
     out = {}
-    # 1h: raw rows only, with their values kept (exact percentiles), read in two halves side by side.
+    target = str(Target.objects.order_by("id").values_list("id", flat=True)[0])
+    # 1h: raw rows only, with their values kept (exact percentiles), read in two halves side by side. 7d: the
+    # time series' rolled-up buckets in two halves too, for every target (region blocks) and for one (hourly rows).
     for window in ("1h", "24h", "7d"):
-        for params in ({"window": window}, {"window": window, "percentile": "p99", "metric": "total"}):
+        for params in (
+            {"window": window},
+            {"window": window, "percentile": "p99", "metric": "total"},
+            {"window": window, "target": target},
+        ):
             f = dashboard_filters(params, now)
             for reader in (readings.table, readings.series, readings.phases, readings.summary):
                 merge_cache.clear()
-                out[(reader.__name__, window, params.get("metric"))] = reader(f)
+                out[(reader.__name__, window, params.get("metric"), params.get("target"))] = reader(f)
     return out
 
 
