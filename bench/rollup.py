@@ -196,13 +196,8 @@ def floor_sql(histograms: bool = False) -> str:
     from probes.rollups.build import bucket_row_sql, histograms_sql
 
     # Every histogram's length summed: PostgreSQL drops a subquery's outputs nobody reads, aggregates included.
-    fields = [m.rollup_field for m in HISTOGRAM]
-    counted = (
-        f"CROSS JOIN LATERAL {histograms_sql('g.buckets')} AS h"
-        if histograms
-        else f"CROSS JOIN (SELECT {', '.join(f'0 AS {c}' for c in fields)}) AS h"
-    )
-    sizes = " + ".join(f"length(h.{c})" if histograms else f"h.{c}" for c in fields)
+    counted = f"CROSS JOIN LATERAL {histograms_sql('g.buckets')} AS h" if histograms else ""
+    sizes = " + ".join(f"length(h.{m.rollup_field})" for m in HISTOGRAM) if histograms else "0"
     return f"""
         SELECT count(*), sum(samples), sum(cardinality(buckets)), sum({sizes}) FROM (
             SELECT count(*) AS samples, array_agg({bucket_row_sql("m")}) AS buckets
