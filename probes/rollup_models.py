@@ -206,6 +206,10 @@ class SeriesRollup(RollupCounts):
     region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="series_rollups", db_index=False)
     span_hours = models.PositiveSmallIntegerField(help_text="Length of the block in hours.")
     start = models.DateTimeField(help_text="Start of the block (a multiple of its span from 1970-01-01 UTC).")
+    # A block inside a day only: as RegionRollup.sample_seconds, so that a time series of named targets takes its
+    # 3 h and 12 h buckets from these blocks with the same `at` as from the hourly rows (probes.readings.series).
+    # NULL on the blocks of days, which no time series reads.
+    sample_seconds = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [

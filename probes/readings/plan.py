@@ -301,7 +301,7 @@ def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], 
     there, holds only complete days and carries a SeriesBlockMark (one is
     read only when it says the block matches its days: series_blocks), else
     the day alone. Returns (blocks as (span in hours, start), days)."""
-    return _marked_tiles(sorted(days), DAY, SERIES_GRAINS)
+    return marked_tiles(sorted(days), DAY, SERIES_GRAINS)
 
 
 def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], list[datetime]]:
@@ -309,14 +309,15 @@ def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], l
     left to right, at each hour the largest block of SERIES_HOUR_GRAINS that starts there, holds only hours among
     them and carries a SeriesBlockMark (probes.rollups.hour_blocks), else the hour alone. Returns (blocks as (span
     in hours, start), hours)."""
-    return _marked_tiles(sorted(hours), HOUR, SERIES_HOUR_GRAINS)
+    return marked_tiles(sorted(hours), HOUR, SERIES_HOUR_GRAINS)
 
 
-def _marked_tiles(
+def marked_tiles(
     units: list[datetime], unit: timedelta, grains: tuple[int, ...]
 ) -> tuple[list[tuple[int, datetime]], list[datetime]]:
-    """series_tiles and hour_tiles: sorted units (days or hours) as the marked series blocks of `grains` (in
-    hours, finest first) whose every unit is among them, largest first from the left, and the units left over."""
+    """series_tiles, hour_tiles and the time series' buckets of named targets (probes.readings.series): sorted
+    units (days or hours) as the marked series blocks of `grains` (in hours, finest first) whose every unit is among
+    them, largest first from the left, and the units left over."""
     from probes.models import SeriesBlockMark
 
     if len(units) * unit < HOUR * grains[0]:

@@ -340,19 +340,42 @@ def rollup_series(
     regions: list[int],
     raw: Sequence[tuple] = (),
     minus: Sequence[tuple[datetime, datetime]] = (),
+    blocks: Sequence[tuple[int, datetime]] = (),
 ) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
-    rollups (see _series_sql), and the raw rows of `raw` counted into the
+    rollups (see _series_sql) and the series blocks inside a day of `blocks` ((span in hours, start), each inside
+    one time bucket: probes.rollups.hour_blocks), and the raw rows of `raw` counted into the
     same buckets, those of `minus` taken away. at: the mean of the hours' midpoints weighted by their
-    samples (a rollup keeps no finer time), and of the raw rows' started_at;
-    series() clips it to the bucket's part inside the window."""
+    samples (a rollup keeps no finer time; a block's sample_seconds holds that sum over its hours), and of the raw
+    rows' started_at; series() clips it to the bucket's part inside the window."""
     params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "half": HOUR / 2}
+    hist = _hist_field(metric)
     runs = hour_runs(hours)
-    ranges = ranges_sql("r.hour", runs, params, "h") if runs else "FALSE"
-    where = f"r.target_id = ANY(%(targets)s) AND r.region_id = ANY(%(regions)s) AND {ranges}"
-    at = "sum(r.samples * extract(epoch FROM r.hour + %(half)s))"
+    # The two tables' rows as one relation r of (region_id, t, samples, seconds, the histogram); with one part
+    # alone PostgreSQL pulls the subquery up, so a read of hours only is planned as a plain read of hourly rows.
+    # seconds are whole numbers below 2 ** 53 in float8 from either table, so a bucket's sum, and its `at`, is
+    # the same to the microsecond whichever rows it was read from.
+    parts = []
+    if runs or not blocks:
+        ranges = ranges_sql("h.hour", runs, params, "h") if runs else "FALSE"
+        parts.append(
+            "SELECT h.region_id, h.hour AS t, h.samples, "
+            f"(h.samples * extract(epoch FROM h.hour + %(half)s))::float8 AS seconds, h.{hist} "
+            f"FROM {HourlyRollup._meta.db_table} h "
+            f"WHERE h.target_id = ANY(%(targets)s) AND h.region_id = ANY(%(regions)s) AND {ranges}"
+        )
+    if blocks:
+        params["spans"], params["starts"] = [span for span, _ in blocks], [start for _, start in blocks]
+        # Looked up in series_rollup_one_per_block.
+        parts.append(
+            f"SELECT s.region_id, s.start AS t, s.samples, s.sample_seconds AS seconds, s.{hist} "
+            f"FROM {SeriesRollup._meta.db_table} s "
+            "WHERE (s.span_hours, s.start) IN (SELECT * FROM unnest(%(spans)s::int[], %(starts)s::timestamptz[])) "
+            "AND s.target_id = ANY(%(targets)s) AND s.region_id = ANY(%(regions)s)"
+        )
+    rows = "(" + " UNION ALL ".join(parts) + ")"
     raw_part = _raw_part(metric, list(raw), targets, regions, params, minus)
-    sqls = _series_sql(HourlyRollup._meta.db_table, "hour", at, _hist_field(metric), where, raw_part)
+    sqls = _series_sql(rows, "t", "sum(r.seconds)", hist, "TRUE", raw_part)
     return _run_series(sqls, q, params)
 
 

@@ -20,6 +20,7 @@ from probes.readings.plan import (
     SeriesPlan,
     coverage,
     ladder_tiles,
+    marked_tiles,
     merge_intervals,
     reporting_reads,
     series_plan,
@@ -31,7 +32,7 @@ from probes.readings.rows import SeriesRow
 from probes.readings.selection import Selection
 from probes.readings.summaries import _regions, _scope
 from probes.readings.window import SPLIT_MIN
-from probes.rollups.periods import HOUR
+from probes.rollups.periods import HOUR, SERIES_HOUR_GRAINS
 
 
 def bucket_size(f: Selection) -> timedelta:
@@ -76,8 +77,14 @@ def _rolled(
                 blocks += ladder_tiles(whole[0], whole[-1] + HOUR, whole)
             blocks += [(1, h) for h in marked if h in partial]
         return region_series(f.metric, f.percentile, size, blocks, regions, raw, minus or ())
-    flat = [h for marked in hours.values() for h in marked]
-    return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or ())
+    # Named targets: each bucket's whole hours tiled by the series blocks inside a day (3 h and 12 h) that fit
+    # in a bucket, the rest (a partial hour among them) read from hourly rows. A probe re-pointed during a block
+    # counts there under its latest hour's target, as in a window's ends and its daily rows.
+    whole = sorted(h for marked in hours.values() for h in marked if h not in partial)
+    grains = tuple(g for g in SERIES_HOUR_GRAINS if size % (HOUR * g) == timedelta(0))
+    blocks, loose = marked_tiles(whole, HOUR, grains) if grains else ([], whole)
+    flat = sorted([*loose, *(h for marked in hours.values() for h in marked if h in partial)])
+    return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or (), blocks)
 
 
 # Marked hours from which a time series' rolled-up buckets are read in two halves (_rolled_halves).
@@ -131,8 +138,9 @@ def series(f: Selection) -> list[SeriesRow]:
     Raw-only windows, buckets shorter than an hour and buckets without a
     marked hour are grouped from raw rows in SQL (exact nearest rank; at is
     the mean started_at). Any other bucket is merged from its marked hours'
-    hourly rollups, or for every target from the region rollup blocks tiling
-    them (at is the sample-weighted mean of the hours' midpoints), and the
+    hourly rollups or the series blocks inside a day tiling them, or for every
+    target from the region rollup blocks tiling them (at is the
+    sample-weighted mean of the hours' midpoints), and the
     rest of its part inside the window (the partial first and last buckets,
     or one holding an hour not rolled up yet) is counted from raw rows into
     the same histograms, as read_window adds a window's raw edges: the last

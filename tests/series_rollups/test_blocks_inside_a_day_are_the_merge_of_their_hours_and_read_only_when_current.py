@@ -1,7 +1,7 @@
 """The series blocks inside a day (3 h and 12 h, probes.rollups.hour_blocks): each is the merge of its hourly
-rollups, a probe re-pointed during one counted under its latest hour's target; a window read per target and region
-takes them at its ends and reads exactly what the hourly rollups give; a late row keeps the blocks holding its hour
-unread until the rebuild of that hour, which builds them again."""
+rollups (with the samples-weighted sum of their midpoints), a probe re-pointed during one counted under its latest
+hour's target; a window read per target and region takes them at its ends and reads exactly what the hourly rollups
+give; a late row keeps the blocks holding its hour unread until the rebuild of that hour, which builds them again."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.series_rollups.blocks import assert_same, read, read_without_blocks, 
 
 
 def hour_blocks() -> dict[tuple, dict]:
-    fields = ["probe", "region", "target", "span_hours", "start", "samples", "errors", *JSON_COLUMNS]
+    fields = ["probe", "region", "target", "span_hours", "start", "samples", "errors", "sample_seconds", *JSON_COLUMNS]
     rows = SeriesRollup.objects.filter(span_hours__in=SERIES_HOUR_GRAINS).values(*fields)
     return {(r["probe"], r["region"], r["span_hours"], r["start"]): r for r in rows}
 
@@ -30,10 +30,11 @@ def hour_marks() -> set[tuple[int, datetime]]:
 
 def merge_of_hours(probe: int, region: int, start: datetime, span: int) -> dict:
     hours = HourlyRollup.objects.filter(probe=probe, region=region, hour__gte=start, hour__lt=start + HOUR * span)
-    merged: dict = {"samples": 0, "errors": 0, "outcomes": Counter(), "target": None}
+    merged: dict = {"samples": 0, "errors": 0, "sample_seconds": 0, "outcomes": Counter(), "target": None}
     hists = {column: Histogram() for column in JSON_COLUMNS[1:]}
     for row in hours.order_by("hour"):
         merged["samples"] += row.samples
+        merged["sample_seconds"] += row.samples * (int(row.hour.timestamp()) + 1800)
         merged["errors"] += row.errors
         merged["outcomes"].update(row.outcomes)
         merged["target"] = row.target_id
@@ -60,6 +61,7 @@ def test_every_block_inside_a_day_is_the_merge_of_its_hours_under_its_latest_tar
         want = merge_of_hours(probe, region, start, span)
         assert row["samples"] == want["samples"] > 0
         assert row["errors"] == want["errors"]
+        assert row["sample_seconds"] == want["sample_seconds"]
         assert row["target"] == want["target"]
         assert row["outcomes"] == dict(want["outcomes"])
         for column in JSON_COLUMNS[1:]:
