@@ -54,9 +54,12 @@ def merge_blocks(
     positions = ", ".join(str(i) for i in range(1, len(keys) + 2))
     seconds_sum = f", sum({seconds})" if seconds else ""
     histograms = ", ".join(f"string_agg(s.{c}, ''::bytea)" for c in HIST_COLUMNS)
+    # Ordered by block, then keys: the rows are stored in this order, a block's rows together, as readers ask for
+    # them (every series or region of a few blocks).
+    block_first = ", ".join([str(len(keys) + 1), *(str(i) for i in range(1, len(keys) + 1))])
     cur.execute(
         f"SELECT {source_keys}, {block}, sum(s.samples), sum(s.errors){seconds_sum}, {histograms} "
-        f"FROM {source} s WHERE {where} GROUP BY {positions}",
+        f"FROM {source} s WHERE {where} GROUP BY {positions} ORDER BY {block_first}",
         params,
     )
     groups = cur.fetchall()

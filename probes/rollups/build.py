@@ -226,8 +226,12 @@ def _hourly_sql(with_day: bool = False) -> str:
             SELECT probe_id, target_id, region_id, hour, samples, errors, outcomes, {fields}, %(now)s,
                    -- Kept only on a row alone in its (hour, region, target), which regions.csv then writes as
                    -- it is (HourlyRollup.percentile_cells); the hour's rows are all rebuilt together, so this
-                   -- stays true.
-                   CASE WHEN count(*) OVER (PARTITION BY target_id, region_id, hour) = 1 THEN cells END
+                   -- stays true. Partitioned hour first: the rows come out of the window's sort, and are stored,
+                   -- an hour's rows together, as the hour-by-hour rollup of a running installation stores them.
+                   -- A read of every series over a few hours (a window's ends, the table of every target) then
+                   -- reads a few pages per hour instead of one or two per row: a day's rows written in series
+                   -- order put the 900 rows of an hour on 550 of the day's pages at 100 M rows.
+                   CASE WHEN count(*) OVER (PARTITION BY hour, target_id, region_id) = 1 THEN cells END
             FROM rolled WHERE hour IS NOT NULL AND probe_id IS NOT NULL
             -- A rollup built before is replaced in place (no delete, then
             -- insert, of the whole range first).
