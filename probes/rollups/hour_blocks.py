@@ -154,8 +154,9 @@ def _write(blocks: list[tuple[int, datetime]], now: datetime) -> None:
          "updated_at", *HIST_COLUMNS]
     )  # fmt: skip
     copying = f"COPY {SeriesRollup._meta.db_table} ({columns}) FROM STDIN"
-    # Stored a block's rows together (by grain and start), as readers ask for them: every series of a few blocks.
-    order = sorted(rows.items(), key=lambda item: (item[0][0], item[0][1], item[0][3], item[0][2]))
+    # Stored a block's rows together (by grain and start), as readers of every series ask for them, and in it a
+    # probe's regions together, as a time series of one target reads them (one run per bucket).
+    order = sorted(rows.items())
     with connection.cursor() as cur, cur.cursor.copy(copying) as copy:
         for (grain, start, probe, region), row in order:
             copy.write_row(
