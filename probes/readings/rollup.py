@@ -25,7 +25,7 @@ from probes.readings import side_by_side
 from probes.readings.picks import merged_percentiles, parsed_entries
 from probes.readings.plan import EPOCH, UNIX, Coverage
 from probes.readings.slots import started_in_params
-from probes.rollups.periods import HOUR, hour_runs
+from probes.rollups.periods import hour_runs, sample_seconds_sql
 
 
 def ranges_sql(column: str, intervals: Iterable[tuple[datetime, datetime]], params: dict[str, Any], prefix: str) -> str:
@@ -348,7 +348,7 @@ def rollup_series(
     same buckets, those of `minus` taken away. at: the mean of the hours' midpoints weighted by their
     samples (a rollup keeps no finer time; a block's sample_seconds holds that sum over its hours), and of the raw
     rows' started_at; series() clips it to the bucket's part inside the window."""
-    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "half": HOUR / 2}
+    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions}
     hist = _hist_field(metric)
     runs = hour_runs(hours)
     # The two tables' rows as one relation r of (region_id, t, samples, seconds, the histogram); with one part
@@ -360,7 +360,7 @@ def rollup_series(
         ranges = ranges_sql("h.hour", runs, params, "h") if runs else "FALSE"
         parts.append(
             "SELECT h.region_id, h.hour AS t, h.samples, "
-            f"(h.samples * extract(epoch FROM h.hour + %(half)s))::float8 AS seconds, h.{hist} "
+            f"({sample_seconds_sql('h')})::float8 AS seconds, h.{hist} "
             f"FROM {HourlyRollup._meta.db_table} h "
             f"WHERE h.target_id = ANY(%(targets)s) AND h.region_id = ANY(%(regions)s) AND {ranges}"
         )

@@ -34,7 +34,16 @@ from probes.rollups import hour_blocks, series_blocks
 from probes.rollups.block_merge import JSON_COLUMNS
 from probes.rollups.ladder import rebuild_blocks
 from probes.rollups.locks import lock_day, lock_series_block, read_versions, take_cut, unchanged_hours
-from probes.rollups.periods import DAY, HOUR, block_start, ceil_hour, floor_day, floor_hour, hours_between
+from probes.rollups.periods import (
+    DAY,
+    HOUR,
+    block_start,
+    ceil_hour,
+    floor_day,
+    floor_hour,
+    hours_between,
+    sample_seconds_sql,
+)
 from probes.rollups.side_by_side import side_by_side
 from probes.significant import cells_sql, names_sql
 from probes.slot_time import slot_bounds
@@ -240,7 +249,7 @@ def _hourly_sql(with_day: bool = False) -> str:
         ), blocks_built AS (
             INSERT INTO {RegionRollup._meta.db_table}
                 (region_id, span_hours, start, samples, errors, sample_seconds, updated_at, {block_columns})
-            SELECT region_id, 1, hour, samples, errors, samples * (extract(epoch FROM hour) + 1800), %(now)s,
+            SELECT region_id, 1, hour, samples, errors, {sample_seconds_sql("rolled")}, %(now)s,
                    {block_columns}
             FROM rolled WHERE probe_id IS NULL
             ON CONFLICT (span_hours, start, region_id) DO UPDATE SET {block_updates}

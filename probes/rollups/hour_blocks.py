@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from django.db import connection
 
 from probes.rollups.block_merge import HIST_COLUMNS, merged
-from probes.rollups.periods import EPOCH, HOUR, SERIES_HOUR_GRAINS, block_start, hour_runs
+from probes.rollups.periods import EPOCH, HOUR, SERIES_HOUR_GRAINS, block_start, hour_runs, sample_seconds_sql
 
 FINEST = SERIES_HOUR_GRAINS[0]
 UNIX_EPOCH_SECONDS = int(EPOCH.timestamp())
@@ -96,7 +96,7 @@ def _write(blocks: list[tuple[int, datetime]], now: datetime) -> None:
             SELECT probe_id, region_id, extract(epoch FROM b)::int8, max(extract(epoch FROM hour))::int8,
                    (array_agg(target_id ORDER BY hour DESC))[1], sum(samples), sum(errors),
                    -- Whole numbers below 2 ** 53, so their sums in Python below are exact too.
-                   sum(samples * (extract(epoch FROM hour) + 1800))::float8,
+                   sum({sample_seconds_sql("h")})::float8,
                    {histograms}
             FROM (SELECT *, date_bin(%s, hour, %s) AS b FROM {HourlyRollup._meta.db_table} WHERE {where}) h
             GROUP BY probe_id, region_id, b

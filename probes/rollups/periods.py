@@ -29,6 +29,14 @@ SERIES_GRAINS = (48, 96, 192, 384)
 SERIES_HOUR_GRAINS = (3, 12)
 
 
+def sample_seconds_sql(alias: str) -> str:
+    """SQL of an hourly rollup row's (alias) samples x its hour's midpoint in epoch seconds: summed over a block's
+    hours it is the block's sample_seconds (region blocks and series blocks inside a day), from which a time-series
+    point's `at` (the samples-weighted mean of hour midpoints) comes out as from the hourly rows. A whole number, so
+    sums of it are exact in float8 below 2 ** 53."""
+    return f"{alias}.samples * (extract(epoch FROM {alias}.hour) + 1800)"
+
+
 def floor_hour(when: datetime) -> datetime:
     return when.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
