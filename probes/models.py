@@ -687,7 +687,7 @@ from probes.alerts.models import (  # noqa: E402, F401
 
 # Users' tokens for the REST API (probes.apitokens).
 from probes.apitokens.models import ApiToken  # noqa: E402, F401
-from probes.fleet.models import MissedRun, RegionKey, Worker, WorkerBeat  # noqa: E402, F401
+from probes.fleet.models import CentralKey, MissedRun, RegionKey, Worker, WorkerBeat  # noqa: E402, F401
 
 # Real users' observations and their ingest sources (probes.realusers).
 from probes.realusers.models import (  # noqa: E402, F401

@@ -104,7 +104,7 @@ def order_schema_refusal(message: dict) -> str | None:
         return None
     theirs = f"schema {str(schema)[:20]} (release {str(message.get('release', '0.1.x'))[:40]})"
     return (
-        f"refused a run order of message {theirs}: this worker reads schema {SCHEMA} (release {release()}); "
+        f"the order speaks message {theirs}; this worker reads schema {SCHEMA} (release {release()}): "
         "run the same release on the central site and the region hosts"
     )
 

@@ -29,7 +29,7 @@ from django.db import DatabaseError, close_old_connections
 
 from probes import geo
 from probes.slot_time import SLOT_LATE
-from probes.worker.protocol import SCHEMA, region_queue, release
+from probes.worker.protocol import ORDER, SCHEMA, region_queue, release, seal_central
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +159,15 @@ def order_expiry(slot: Slot, expires: datetime | None = None) -> datetime:
     return min(expires, slot.scheduled_for + SLOT_LATE - EXPIRY_MARGIN)
 
 
+def signed_order(slot: Slot, expires: datetime) -> dict:
+    """The run order as it travels: the slot's message and its expiry, signed with the central key(s) in force
+    (probes.fleet.central, read once per process, not per order), so that a region worker runs only what the
+    central site sent (probes.worker.orders)."""
+    from probes.fleet.central import signers
+
+    return seal_central(ORDER, slot.region_slug, signers(), {**slot.message(), "expires": expires.isoformat()})
+
+
 def publish(app, slot: Slot, *, expires: datetime | None = None, producer=None) -> None:
     # A slot older than its interval is stale; the task itself tells a stale
     # first delivery (skipped: no burst after downtime) from a redelivery of
@@ -168,7 +177,7 @@ def publish(app, slot: Slot, *, expires: datetime | None = None, producer=None) 
     timeout = float(slot.spec["timeout_s"])
     app.send_task(
         RUN_TASK,
-        args=[slot.message()],
+        args=[signed_order(slot, expires)],
         queue=region_queue(slot.region_slug),
         expires=expires,
         time_limit=timeout + 30,

@@ -211,7 +211,8 @@ class TcpProxy:
 def queued_messages(r: redis.Redis, queue: str) -> list[dict]:
     """Decode the run messages waiting in a kombu Redis queue, oldest first:
     each list entry is a JSON envelope whose body is base64 JSON
-    [args, kwargs, embed]; our task takes the slot message as its one arg."""
+    [args, kwargs, embed]; our task takes the signed order as its one arg,
+    and what is returned is each order's signed content (the slot's message)."""
     from probes.scheduling import RUN_TASK
 
     out = []
@@ -221,8 +222,10 @@ def queued_messages(r: redis.Redis, queue: str) -> list[dict]:
         assert envelope["headers"]["task"] == RUN_TASK
         args, kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
         assert kwargs == {}
-        (message,) = args
-        out.append(message)
+        (order,) = args
+        # What the central site signed (probes.scheduling.signed_order); the signature is the worker's to check.
+        assert order["kind"] == "order" and order["signatures"]
+        out.append(json.loads(order["body"]))
     return out
 
 

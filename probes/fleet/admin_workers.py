@@ -32,6 +32,8 @@ class WorkerAdmin(WrittenByCodeAdmin):
         "queue_depth",
         "clock_offset_ms",
         "clock_off",
+        "refused_orders",
+        "refused_replies",
         "key_id",
     )
     list_filter = ("region", "state")

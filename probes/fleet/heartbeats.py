@@ -11,6 +11,10 @@ A refused heartbeat is answered too (ok false and the reason) when its
 reply queue is well formed for the region it claims, so a worker with a
 wrong or retired credential is told why and stops; it is kept as a dead
 letter once per worker instance, not every few seconds.
+
+Every answer is signed with the central key (probes.fleet.central) for the
+region, the worker instance and the beat's seq its reply queue and beat
+name: a worker believes no other (probes.worker.heartbeat).
 """
 
 from __future__ import annotations
@@ -23,15 +27,17 @@ from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 
+from probes.fleet.central import UnreadableCentralKey
 from probes.worker.protocol import (
     HEARTBEAT,
+    REPLY,
     REPLY_QUEUE_RE,
     SCHEMA,
     SLUG_RE,
     Refused,
     envelope_header,
     open_sealed,
-    release,
+    seal_central,
 )
 
 log = logging.getLogger(__name__)
@@ -123,6 +129,10 @@ def read_content(content: Any) -> dict:
         "clock_offset_ms": _ms(content, "clock_offset_ms"),
         "round_trip_ms": _ms(content, "round_trip_ms"),
         "reply_to": content.get("reply_to") if isinstance(content.get("reply_to"), str) else None,
+        # What the worker refused (orders and replies not signed by this site); absent means none.
+        "refused_orders": _count(content, "refused_orders", nullable=True, limit=2**62) or 0,
+        "refused_replies": _count(content, "refused_replies", nullable=True, limit=2**62) or 0,
+        "last_refusal": str(content.get("last_refusal") or "").replace("\x00", "")[:300],
     }
 
 
@@ -154,15 +164,18 @@ def reply_target(reply_to: object, region: str | None, instance: object) -> str 
 _UPSERT = """
 INSERT INTO {worker} AS w (
     instance, region_id, key_id, name, hostname, release, schema, engine, state, started_at, last_seen,
-    last_run_at, runs, in_flight, queue_depth, clock_offset_ms, round_trip_ms
-) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    last_run_at, runs, in_flight, queue_depth, clock_offset_ms, round_trip_ms, refused_orders, refused_replies,
+    last_refusal
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (instance) DO UPDATE SET
     key_id = EXCLUDED.key_id, name = EXCLUDED.name, hostname = EXCLUDED.hostname, release = EXCLUDED.release,
     schema = EXCLUDED.schema, engine = EXCLUDED.engine, state = EXCLUDED.state, started_at = EXCLUDED.started_at,
     last_seen = EXCLUDED.last_seen, last_run_at = EXCLUDED.last_run_at, runs = EXCLUDED.runs,
     in_flight = EXCLUDED.in_flight, queue_depth = EXCLUDED.queue_depth,
     clock_offset_ms = COALESCE(EXCLUDED.clock_offset_ms, w.clock_offset_ms),
-    round_trip_ms = COALESCE(EXCLUDED.round_trip_ms, w.round_trip_ms)
+    round_trip_ms = COALESCE(EXCLUDED.round_trip_ms, w.round_trip_ms),
+    refused_orders = EXCLUDED.refused_orders, refused_replies = EXCLUDED.refused_replies,
+    last_refusal = EXCLUDED.last_refusal
 -- Compare-and-swap: a beat handled late (redelivered, or overtaken by the next one) never moves the
 -- row back; a stopped worker stays stopped (its instance never runs again); and an instance is only
 -- ever its own region's (another region's key cannot take over a row).
@@ -198,6 +211,9 @@ def store(fields: dict, *, region_id: int, key_id: str, received_at: datetime) -
                 fields["queue_depth"],
                 fields["clock_offset_ms"],
                 fields["round_trip_ms"],
+                fields["refused_orders"],
+                fields["refused_replies"],
+                fields["last_refusal"],
             ],
         )
         row = cur.fetchone()
@@ -264,28 +280,36 @@ def handle(message: object, *, now: datetime | None = None) -> Outcome:
 
 
 def reply_body(outcome: Outcome, received_at: datetime) -> dict:
-    return {
-        "schema": SCHEMA,
-        "release": release(),
+    """The answer, signed with the central key(s) for the worker its reply queue names (region and instance)
+    and the beat it answers (seq). Only for an outcome with a reply queue."""
+    from probes.fleet.central import signers
+
+    match = REPLY_QUEUE_RE.match(outcome.reply_to or "")
+    if match is None:
+        raise ValueError("a heartbeat answer needs the worker's reply queue")
+    content = {
         "ok": outcome.ok,
         "reason": outcome.reason,
         "seq": outcome.seq,
+        "instance": match["instance"],
         "received_at": received_at.isoformat(),
         "replied_at": datetime.now(UTC).isoformat(),
         "region": outcome.region,
     }
+    return seal_central(REPLY, match["slug"], signers(), content)
 
 
 def send_reply(app, outcome: Outcome, received_at: datetime) -> bool:
-    """Publish the answer (plain JSON) to the worker's reply queue, through
+    """Publish the answer (signed JSON) to the worker's reply queue, through
     the broker's default exchange: routed by queue name on RabbitMQ and on
     the Redis transport alike. Nothing is declared: the worker did."""
     if outcome.reply_to is None or outcome.state == "stopped":
         # A stopped worker reads no more replies; answering would leave a message behind.
         return False
+    body = reply_body(outcome, received_at)
     with app.producer_or_acquire() as producer:
         producer.publish(
-            reply_body(outcome, received_at),
+            body,
             exchange="",
             routing_key=outcome.reply_to,
             serializer="json",
@@ -327,5 +351,11 @@ def take_heartbeat(args, kwargs, *, app, source: str = HEALTH_QUEUE) -> str:
         connection.close()
         log.warning("a heartbeat was not kept: database unavailable (%s)", " ".join(str(exc).split())[:200])
         return "database unavailable"
-    send_reply(app, outcome, received_at)
+    try:
+        send_reply(app, outcome, received_at)
+    except (DatabaseError, UnreadableCentralKey) as exc:
+        # Unanswered, the worker counts a missed reply; an unsigned answer it would not believe anyway.
+        connection.close()
+        log.warning("a heartbeat was not answered: no central key to sign with (%s)", str(exc)[:300])
+        return "not answered"
     return "ok" if outcome.ok else "refused"

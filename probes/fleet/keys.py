@@ -29,10 +29,13 @@ def issue_key(
     """A new credential for `region`. Keys already in force stop being
     accepted after `overlap` (at once with timedelta(0)); a key that was
     already set to retire sooner keeps its earlier end."""
+    from probes.fleet.central import public_keys
     from probes.models import Region, RegionKey
 
     now = now or datetime.now(UTC)
-    credential, text = Credential.new()
+    # The central keys in force go inside the credential: the one variable a region host sets carries what
+    # it needs to believe the central site's run orders and replies.
+    credential, text = Credential.new(public_keys(now))
     ends = now + overlap
     with transaction.atomic():
         # Locked: two rotations at once must not both leave their old keys in force.

@@ -33,6 +33,33 @@ class RegionKey(models.Model):
         return f"{self.region.slug} key {self.key_id}"
 
 
+class CentralKey(models.Model):
+    """The central site's Ed25519 signing key (probes.fleet.central): it signs
+    every run order and heartbeat reply, and region hosts hold its public key
+    inside their credentials. The private key is stored encrypted under a key
+    derived from SECRET_KEY, so a dump of the database alone cannot sign.
+    Rotated as region keys are: the previous key keeps signing until
+    retires_at."""
+
+    key_id = models.CharField(
+        max_length=16, unique=True, help_text=_("First 16 hex digits of the public key's SHA-256; not secret.")
+    )
+    public_key = models.CharField(max_length=64, help_text=_("Ed25519 public key, base64url."))
+    sealed_private_key = models.TextField(help_text=_("The private key, encrypted under SECRET_KEY."))
+    created_at = models.DateTimeField()
+    retires_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("From this moment the key no longer signs (empty: in force).")
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("central signing key")
+        verbose_name_plural = _("central signing keys")
+
+    def __str__(self) -> str:
+        return f"central key {self.key_id}"
+
+
 class Worker(models.Model):
     """One region-worker process (a start of `latency-atlas worker`), as its
     latest heartbeat describes it."""
@@ -60,6 +87,13 @@ class Worker(models.Model):
         null=True, blank=True, help_text=_("Worker clock minus central clock, from the heartbeat's round trip.")
     )
     round_trip_ms = models.FloatField(null=True, blank=True)
+    refused_orders = models.PositiveBigIntegerField(
+        default=0, help_text=_("Run orders the worker refused (not signed by the central site, expired, misrouted).")
+    )
+    refused_replies = models.PositiveBigIntegerField(
+        default=0, help_text=_("Heartbeat replies the worker refused to believe (not signed by the central site).")
+    )
+    last_refusal = models.CharField(max_length=300, blank=True, default="")
 
     class Meta:
         ordering = ["region", "-last_seen"]

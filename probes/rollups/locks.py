@@ -85,6 +85,9 @@ class LockSpace(IntEnum):
     # Measurement ids: shared by every ingest transaction from before its INSERT to its commit, exclusive by a
     # rebuild for the instant it reads the id sequence (take_cut).
     INGEST_IDS = 7147
+    # The central signing key (probes.fleet.central), exclusive while one is created or rotated: two processes
+    # needing a key at once must not both make one.
+    CENTRAL_KEY = 7148
 
 
 def _key(start: datetime) -> int:

@@ -111,10 +111,24 @@ class Channel(redis.Channel):
             raise Empty()
 
 
+def _stamp_queue(message, queue: str) -> None:
+    """Make the routing key the task sees the queue the message was popped
+    from. On Redis the routing key is whatever the publisher wrote into the
+    message, and a region worker checks that a run order came from its
+    region's own queue (probes.worker.orders): the publisher's word is no
+    proof of that, the list it was popped from is. (For any message the
+    central scheduler sent they are the same.)"""
+    properties = message.get("properties") if isinstance(message, dict) else None
+    info = properties.get("delivery_info") if isinstance(properties, dict) else None
+    if isinstance(info, dict):  # a message without one is rejected as it was
+        info["routing_key"] = queue
+
+
 class Transport(redis.Transport):
     Channel = Channel
 
     def _deliver(self, message, queue):
+        _stamp_queue(message, queue)
         try:
             super()._deliver(message, queue)
         except self._broker_errors():

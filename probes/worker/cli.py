@@ -117,6 +117,15 @@ def run_worker(
         if reply is not None and not reply.ok:
             heartbeats.stop(final=False)
             return refuse(f"the central site refuses region {slug}: {reply.reason or 'no reason given'}")
+        unbelieved = heartbeats.unbelieved.get(slug)
+        if reply is None and unbelieved is not None:
+            # An answer came but none this credential can believe: a credential of another site, or one
+            # issued before the central key was rotated. Its run orders would all be refused as well.
+            heartbeats.stop(final=False)
+            return refuse(
+                f"the answer to the starting heartbeat of region {slug} cannot be believed ({unbelieved}); "
+                f"issue a new credential with `manage.py region_key {slug}` and set it"
+            )
         offset = reply.clock_offset_ms if reply is not None else None
         # NTP's estimate is good to half the round trip (a heartbeat queued behind a busy or
         # starting ingest worker travels slowly one way): only a clock off by more than that is refused.

@@ -149,7 +149,7 @@ def credentials_of(env: Mapping[str, str], regions: tuple[str, ...]) -> dict[str
         if not env.get(name, "").strip():
             name = "LATENCY_REGION_KEY"
         try:
-            found[slug] = Credential.parse(env.get(name), name=name)
+            found[slug] = Credential.parse(env.get(name), name=name, region=slug)
         except BadCredential as exc:
             if name == "LATENCY_REGION_KEY" and len(regions) > 1:
                 raise ConfigError(f"{exc} (for region {slug}: or set {key_variable(slug)})") from None

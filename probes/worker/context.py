@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from probes.worker.config import WorkerConfig
     from probes.worker.heartbeat import Heartbeats
-    from probes.worker.protocol import Credential
+    from probes.worker.protocol import Credential, Refused
 
 _config: WorkerConfig | None = None
 _heartbeats: Heartbeats | None = None
@@ -48,3 +48,14 @@ def run_started(region: str) -> None:
 def run_finished(region: str) -> None:
     if _heartbeats is not None:
         _heartbeats.run_finished(region)
+
+
+def refused_order(queue: str, refusal: Refused) -> None:
+    """A run order not run: counted in the heartbeat of the region whose
+    queue it came from, and logged when it is the first of its kind."""
+    if _heartbeats is not None:
+        _heartbeats.note_refusal("order", queue, refusal)
+    else:  # a worker without heartbeats (a test's bare app): still said
+        import logging
+
+        logging.getLogger("probes.worker.heartbeat").warning("refused a run order from %s: %s", queue, refusal)

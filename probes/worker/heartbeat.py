@@ -8,6 +8,13 @@ central clock, from which the clock offset is measured NTP-style, and says
 whether the site still accepts the region's credential: a retired or wrong
 one stops the worker (exit status 78) rather than let it run for nothing.
 
+Replies are believed only when the central site signed them (a central key
+the credential carries) for this region, this process and a beat it is
+waiting on: anyone else on the broker can read a reply queue's name and
+write to it, and must not be able to stop a worker. A reply or run order
+refused is counted in the beats (refused_orders, refused_replies) and the
+first of each kind is logged; a flood is one line.
+
 One thread sends the beats and reads the replies, on its own broker
 connection; the run counters are updated by the run task's threads.
 """
@@ -29,7 +36,18 @@ from kombu.exceptions import OperationalError
 
 from probes.worker.app import central_route
 from probes.worker.config import EX_CONFIG, WorkerConfig
-from probes.worker.protocol import HEARTBEAT, SCHEMA, Credential, region_queue, release, reply_queue, seal
+from probes.worker.protocol import (
+    HEARTBEAT,
+    REPLY,
+    SCHEMA,
+    Credential,
+    Refused,
+    open_central,
+    region_queue,
+    release,
+    reply_queue,
+    seal,
+)
 
 log = logging.getLogger("probes.worker.heartbeat")
 
@@ -86,6 +104,9 @@ class RegionBeat:
     clock_offset_ms: float | None = None
     round_trip_ms: float | None = None
     region: dict | None = None  # {"id", "slug", "name"} from the central site's reply
+    refused_orders: int = 0
+    refused_replies: int = 0
+    last_refusal: str | None = None
     samples: list[tuple[float, float]] = field(default_factory=list)  # (round trip, offset) in ms
     # seq -> (wall clock at sending, monotonic clock at sending)
     pending: dict[int, tuple[datetime, float]] = field(default_factory=dict)
@@ -123,6 +144,10 @@ class Heartbeats:
         self._replies: list[Reply] = []
         self._unanswered = 0
         self._warned_publish = False
+        # (what, why) of the refusals logged already: the first of each kind is said, the rest counted.
+        self._logged: set[tuple[str, str]] = set()
+        # The latest refused reply of each region while none was believed: why the hello may refuse to start.
+        self.unbelieved: dict[str, Refused] = {}
 
     # --- counters, from the run task's threads --------------------------------
 
@@ -139,6 +164,31 @@ class Heartbeats:
                 beat.in_flight = max(0, beat.in_flight - 1)
                 beat.runs += 1
                 beat.last_run_at = datetime.now(UTC)
+
+    def note_refusal(self, what: str, where: str, refusal: Refused, *, slug: str | None = None) -> None:
+        """An order or reply not run or believed (`what`: "order" or "reply") from queue `where`, counted for
+        region `slug` (by default the region whose queue `where` is, else the first one served)."""
+        slug = slug or where.removeprefix("probes.")
+        if slug not in self.regions:
+            slug = next(iter(self.regions))
+        with self._lock:
+            beat = self.regions[slug]
+            if what == "order":
+                beat.refused_orders += 1
+            else:
+                beat.refused_replies += 1
+            beat.last_refusal = f"{what}: {str(refusal)[:290]}"
+            first = (what, refusal.why) not in self._logged
+            self._logged.add((what, refusal.why))
+        if first:
+            noun = "a run order" if what == "order" else "a heartbeat reply"
+            log.warning(
+                "refused %s from %s: %s (the first %s refusal: later ones are counted in the heartbeat only)",
+                noun,
+                where,
+                refusal,
+                refusal.why,
+            )
 
     # --- the broker side ------------------------------------------------------
 
@@ -219,6 +269,9 @@ class Heartbeats:
             "clock_offset_ms": beat.clock_offset_ms,
             "round_trip_ms": beat.round_trip_ms,
             "reply_to": beat.reply_to,
+            "refused_orders": beat.refused_orders,
+            "refused_replies": beat.refused_replies,
+            "last_refusal": beat.last_refusal,
         }
 
     def send(self, state: str) -> None:
@@ -262,24 +315,19 @@ class Heartbeats:
         return on_reply
 
     def _read_reply(self, beat: RegionBeat, body: object, seen_mono: float) -> Reply | None:
-        if not isinstance(body, dict):
-            log.warning("ignored a heartbeat reply that is not a JSON object")
+        try:
+            content = self._believe(beat, body)
+        except Refused as exc:
+            self.note_refusal("reply", beat.reply_to, exc, slug=beat.slug)
+            self.unbelieved[beat.slug] = exc
             return None
-        if body.get("schema") != SCHEMA:
-            theirs = f"schema {str(body.get('schema'))[:20]} (release {str(body.get('release'))[:40]})"
-            reason = (
-                f"the central site speaks message {theirs}; this worker speaks schema {SCHEMA} "
-                f"(release {release()}): run the same release on both"
-            )
-            return Reply(beat.slug, False, reason, None, None, None)
-        ok = body.get("ok") is True
-        reason = body.get("reason") if isinstance(body.get("reason"), str) else None
-        region = body.get("region") if isinstance(body.get("region"), dict) else None
+        ok = content.get("ok") is True
+        reason = content.get("reason") if isinstance(content.get("reason"), str) else None
+        region = content.get("region") if isinstance(content.get("region"), dict) else None
         offset = rtt = None
-        seq = body.get("seq")
-        t1, t2 = parse_time(body.get("received_at")), parse_time(body.get("replied_at"))
+        t1, t2 = parse_time(content.get("received_at")), parse_time(content.get("replied_at"))
         with self._lock:
-            sent = beat.pending.pop(seq, None) if isinstance(seq, int) else None
+            sent = beat.pending.pop(content["seq"], None)
             if sent is not None and t1 is not None and t2 is not None:
                 t0, mono0 = sent
                 elapsed = seen_mono - mono0  # monotonic: a clock step mid-flight does not count
@@ -298,6 +346,26 @@ class Heartbeats:
             if ok and region is not None:
                 beat.region = region
         return Reply(beat.slug, ok, reason, region, offset, rtt)
+
+    def _believe(self, beat: RegionBeat, body: object) -> dict:
+        """The content of a reply the central site signed for this region,
+        this process and a beat still waiting for its answer; Refused otherwise."""
+        if isinstance(body, dict) and body.get("schema") != SCHEMA:
+            theirs = f"schema {str(body.get('schema'))[:20]} (release {str(body.get('release'))[:40]})"
+            raise Refused(
+                f"the central site speaks message {theirs}; this worker speaks schema {SCHEMA} "
+                f"(release {release()}): run the same release on both",
+                why="schema",
+            )
+        region, content = open_central(body, REPLY, beat.credential.central_keys())
+        if region != beat.slug or not isinstance(content, dict) or content.get("instance") != beat.instance:
+            raise Refused(f"a signed reply addressed to another worker (region {region})", why="misaddressed")
+        seq = content.get("seq")
+        with self._lock:
+            waiting = isinstance(seq, int) and not isinstance(seq, bool) and seq in beat.pending
+        if not waiting:
+            raise Refused(f"a signed reply to beat {str(seq)[:20]}, which is not waiting for one", why="replayed")
+        return content
 
     def _drain(self, deadline: float) -> None:
         conn = self._connection()

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from probes.worker import context
 from probes.worker.app import app, central_route
 from probes.worker.config import MAX_PROBE_TIMEOUT_S
-from probes.worker.letters import INGEST_QUEUE, preview
-from probes.worker.protocol import RESULTS, seal
+from probes.worker.letters import INGEST_QUEUE
+from probes.worker.protocol import RESULTS, Refused, seal
 
 log = logging.getLogger("probes.tasks")
 
@@ -44,32 +44,24 @@ def publish_results(region: str, payloads: list[dict]) -> None:
     bind=True,
 )
 def run_slot(self, *args, **kwargs) -> str:
-    # Any arguments are accepted and checked by parse_run_order, so that a
-    # malformed order is one log line, not a traceback.
+    # Any arguments are accepted and checked by verify_order, so that a
+    # malformed or forged order is counted (and its kind logged once), not a traceback.
     from probes.engine import ProbeSpec
-    from probes.runtime import BadRunOrder, OtherSchema, parse_run_order, result_batcher, run_probe
+    from probes.runtime import result_batcher, run_probe
+    from probes.worker.orders import verify_order
 
     queue = (self.request.delivery_info or {}).get("routing_key") or "?"
     try:
-        message, scheduled, interval = parse_run_order(args, kwargs)
+        message, scheduled, interval = verify_order(args, kwargs, queue=str(queue), now=datetime.now(UTC))
         spec = ProbeSpec.from_dict(message["spec"])
-    except OtherSchema as exc:
-        log.warning("%s (from %s)", exc, queue)
+    except Refused as exc:
+        context.refused_order(str(queue), exc)
         return "rejected"
-    except (BadRunOrder, TypeError, ValueError) as exc:
-        log.warning("dropped a malformed run order from %s: %s; message: %s", queue, exc, preview([args, kwargs]))
+    except (TypeError, ValueError) as exc:
+        # Signed by the central site, yet not a spec this engine reads: a release mismatch, said once.
+        context.refused_order(str(queue), Refused(f"a signed run order whose spec cannot be read: {exc}", why="spec"))
         return "rejected"
-    region = message.get("region")
-    if not context.serves(region):
-        # Only this region's credential can sign its measurement: an order
-        # for another region (pushed onto the wrong queue) cannot be stored.
-        log.warning(
-            "dropped a run order for region %s from %s: this worker serves %s",
-            str(region)[:60],
-            queue,
-            ",".join(context.regions()),
-        )
-        return "rejected"
+    region = message["region"]
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     late = datetime.now(UTC) - scheduled
     if late > timedelta(seconds=interval) and not redelivered:

@@ -280,7 +280,8 @@ def test_run_now_action_queues_a_run_per_active_region_on_the_broker(
             for raw in broker.lrange(region_queue(region.slug), 0, -1):
                 envelope = json.loads(raw)
                 assert envelope["headers"]["task"] == RUN_TASK
-                (message,), _kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
+                (order,), _kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
+                message = json.loads(order["body"])  # the content the central key signed
                 assert (message["region"], message["region_id"]) == (region.slug, region.id)
                 messages.append(message["probe_id"])
             return sorted(messages)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from probes.fleet.keys import issue_key
 from probes.models import Worker
+from probes.worker.protocol import Credential
 from tests.support import wait_for
 
 
 def pieces(credential: str) -> set[str]:
-    secret = credential.removeprefix("la1_")
+    secret = Credential.secret_part(credential)
     assert len(secret) == 43
     return {secret[i : i + 8] for i in range(len(secret) - 7)}
 

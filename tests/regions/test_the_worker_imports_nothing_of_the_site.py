@@ -15,7 +15,7 @@ import probes.worker.cli, probes.worker.app, probes.worker.tasks, probes.worker.
 from probes.worker.app import configure
 from probes.worker.config import load
 configure(load(region="af-lagos", env={"LATENCY_BROKER_URL": "redis://127.0.0.1:1/0",
-                                       "LATENCY_REGION_KEY": "la1_" + "C" * 43}))
+                                       "LATENCY_REGION_KEY": "la2_" + "C" * 43 + "." + "A" * 43}))
 from django.conf import settings
 loaded = sorted(m for m in sys.modules if m.split(".")[0] == "latency" or m in (
     "probes.models", "probes.deadletters", "probes.ingest", "django.db.models", "django.conf.urls"))

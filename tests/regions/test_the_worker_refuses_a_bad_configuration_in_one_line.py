@@ -9,7 +9,7 @@ import pytest
 
 from tests.regions.conftest import one_line
 
-GOOD_LOOKING = "la1_" + "A" * 43
+GOOD_LOOKING = "la2_" + "A" * 43 + "." + "A" * 43
 
 
 @pytest.mark.parametrize(
@@ -18,9 +18,9 @@ GOOD_LOOKING = "la1_" + "A" * 43
         ("Af_Lagos", GOOD_LOOKING, "is not a region slug"),
         ("af-lagos", None, "LATENCY_REGION_KEY is not set"),
         ("af-lagos", "", "LATENCY_REGION_KEY is not set"),
-        ("af-lagos", "la1_short", "LATENCY_REGION_KEY is not a region credential"),
+        ("af-lagos", "la2_short", "LATENCY_REGION_KEY is not a region credential"),
         ("af-lagos", "sk-" + "x" * 44, "LATENCY_REGION_KEY is not a region credential"),
-        ("af-lagos", "la1_" + "*" * 43, "LATENCY_REGION_KEY is not a region credential"),
+        ("af-lagos", "la2_" + "*" * 43 + "." + "A" * 43, "LATENCY_REGION_KEY is not a region credential"),
     ],
     ids=["bad-slug", "missing-key", "empty-key", "short-key", "other-prefix", "not-base64url"],
 )

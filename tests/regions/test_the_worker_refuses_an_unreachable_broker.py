@@ -11,7 +11,7 @@ def test_an_unreachable_broker_is_one_line_with_the_password_masked(region_host)
     port = free_port()
     url = f"redis://:hunter2-broker-password@127.0.0.1:{port}/0"
     done = region_host.run(
-        "worker", "--region", "af-lagos", LATENCY_BROKER_URL=url, LATENCY_REGION_KEY="la1_" + "B" * 43
+        "worker", "--region", "af-lagos", LATENCY_BROKER_URL=url, LATENCY_REGION_KEY="la2_" + "B" * 43 + ".C" + "A" * 42
     )
     assert done.returncode not in (0, 78), done.stdout + done.stderr
     line = one_line(done.stdout + done.stderr)

@@ -30,7 +30,7 @@ def test_a_rotated_credential_sends_results_to_dead_letters_and_stops_the_worker
     done = manage("region_key", region.slug, "--overlap", "0", env=tls_fleet.pipeline.env())
     assert done.returncode == 0, done.stdout + done.stderr
     rotated_at = datetime.now(UTC)
-    new_key = next(line for line in done.stdout.split() if line.startswith("la1_"))
+    new_key = next(line for line in done.stdout.split() if line.startswith("la2_"))
     assert Credential.parse(new_key).key_id != old_key
 
     letter = wait_for(
