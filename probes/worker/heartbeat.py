@@ -148,6 +148,7 @@ class Heartbeats:
         self._logged: set[tuple[str, str]] = set()
         # The latest refused reply of each region while none was believed: why the hello may refuse to start.
         self.unbelieved: dict[str, Refused] = {}
+        self._hello = False
 
     # --- counters, from the run task's threads --------------------------------
 
@@ -178,8 +179,10 @@ class Heartbeats:
             else:
                 beat.refused_replies += 1
             beat.last_refusal = f"{what}: {str(refusal)[:290]}"
-            first = (what, refusal.why) not in self._logged
-            self._logged.add((what, refusal.why))
+            # While the hello waits, a refusal is its own to report (in the one line refusing to start).
+            first = not self._hello and (what, refusal.why) not in self._logged
+            if first:
+                self._logged.add((what, refusal.why))
         if first:
             noun = "a run order" if what == "order" else "a heartbeat reply"
             log.warning(
@@ -386,12 +389,17 @@ class Heartbeats:
         self.send("starting")
         answers: dict[str, Reply | None] = dict.fromkeys(self.regions)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(a is None for a in answers.values()):
-            self._drain(min(deadline, time.monotonic() + 0.5))
-            while self._replies:
-                reply = self._replies.pop(0)
-                if answers.get(reply.slug) is None:
-                    answers[reply.slug] = reply
+        self._hello = True
+        try:
+            # Until an answer it can believe, or the deadline: a reply it cannot believe may be anyone's.
+            while time.monotonic() < deadline and any(a is None for a in answers.values()):
+                self._drain(min(deadline, time.monotonic() + 0.5))
+                while self._replies:
+                    reply = self._replies.pop(0)
+                    if answers.get(reply.slug) is None:
+                        answers[reply.slug] = reply
+        finally:
+            self._hello = False
         return answers
 
     # --- while the worker runs ----------------------------------------------------
