@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from probes.fleet import central
 from probes.fleet.heartbeats import handle, reply_target
 from probes.fleet.keys import issue_key
 from probes.models import Worker, WorkerBeat
@@ -94,7 +95,7 @@ def test_the_answer_goes_only_to_the_workers_own_queue_under_the_verified_region
 
 def test_a_refused_heartbeat_is_answered_when_its_queue_is_the_claimed_regions(make_region):
     region = make_region(slug="test-cas-lagos")
-    _, stranger_text = Credential.new()
+    _, stranger_text = Credential.new(central.public_keys())
     stranger = Credential.parse(stranger_text)
     instance = uuid.uuid4().hex
     outcome = handle(beat(region, stranger, instance, seq=4))

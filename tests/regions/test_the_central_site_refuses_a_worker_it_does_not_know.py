@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from probes.fleet import central
 from probes.fleet.keys import issue_key
 from tests.regions.conftest import one_line
 
@@ -41,7 +42,8 @@ def test_a_credential_the_site_never_issued_is_refused(region_host, make_region)
     region_host.ingest()
     from probes.worker.protocol import Credential
 
-    _, stranger = Credential.new()
+    # A key of its own, with the site's central key beside it (that one is public).
+    _, stranger = Credential.new(central.public_keys())
     line = refusal(region_host, "test-cli-lagos", stranger)
     assert "is not a credential of this site" in line
 
@@ -53,7 +55,8 @@ def test_each_refused_worker_is_kept_as_one_dead_letter_not_one_per_beat(region_
     region_host.ingest()
     from probes.worker.protocol import Credential
 
-    _, stranger = Credential.new()
+    # A key of its own, with the site's central key beside it (that one is public).
+    _, stranger = Credential.new(central.public_keys())
     refusal(region_host, "test-cli-lagos", stranger)
     refusal(region_host, "test-cli-lagos", stranger)
     letters = list(DeadLetter.objects.filter(reason__startswith="heartbeat refused"))
