@@ -39,6 +39,9 @@ class Deployment:
     static_root: Path
     procs: list[Proc] = field(default_factory=list)
     web_port: int = 0
+    # One for every unit, as latency.env is one file: the central units must open the central signing key
+    # (probes.fleet.central) that any of them, or this process issuing a credential, made under it.
+    secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(50))
 
     def unit(self, name: str) -> Unit:
         path = ROOT / "deploy" / (name.split("@")[0] + "@.service" if "@" in name else name)
@@ -53,7 +56,7 @@ class Deployment:
             if key in env and source[key] != "unit":
                 env[key] = self.pipeline.database_url if key == "DATABASE_URL" else self.pipeline.redis_url
         if "SECRET_KEY" in env:
-            env["SECRET_KEY"] = secrets.token_urlsafe(50)
+            env["SECRET_KEY"] = self.secret_key
         if "LATENCY_REGION_KEY" in env:
             # The credential the admin would show once for the unit's region.
             env["LATENCY_REGION_KEY"] = self.pipeline.region_key(unit.instance)
@@ -107,8 +110,9 @@ class Deployment:
 
 
 @pytest.fixture
-def deployment(pipeline, tmp_path, request):
+def deployment(pipeline, tmp_path, request, settings):
     d = Deployment(pipeline, tmp_path, tmp_path / "static")
+    settings.SECRET_KEY = d.secret_key  # credentials issued here carry the central key the units sign with
     yield d
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
