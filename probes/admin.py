@@ -16,12 +16,23 @@ from probes.admin_base import WrittenByCodeAdmin
 from probes.exports import stamp
 from probes.exports.measurements import selection_csv
 from probes.exports.responses import csv_response
-from probes.fleet.credentials_admin import RegionCredentialsAdmin, RegionKeyAdmin
+from probes.fleet.credentials_admin import CentralKeyAdmin, RegionCredentialsAdmin, RegionKeyAdmin
 from probes.forms import ProbeAdminForm, TargetAdminForm
-from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, Probe, Region, RegionKey, Target
+from probes.models import (
+    CentralKey,
+    DailyRollup,
+    DeadLetter,
+    HourlyRollup,
+    Measurement,
+    Probe,
+    Region,
+    RegionKey,
+    Target,
+)
 from probes.readings.slots import slot_lookups
 
 admin.site.register(RegionKey, RegionKeyAdmin)
+admin.site.register(CentralKey, CentralKeyAdmin)
 
 
 @admin.register(Region)

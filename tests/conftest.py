@@ -17,6 +17,17 @@ if TYPE_CHECKING:
     from tests.support import Proc
 
 
+@pytest.fixture(autouse=True)
+def _central_key_read_afresh():
+    """A process reads the central signing key once (probes.fleet.central); each test's database starts
+    without one, so this process must not go on signing with the key of a test before."""
+    from probes.fleet import central
+
+    central.forget()
+    yield
+    central.forget()
+
+
 @pytest.fixture(scope="session")
 def mockllm() -> Iterator[MockLLMServer]:
     """One plain-HTTP mock LLM server for the whole session (knobs are per request)."""

@@ -17,7 +17,7 @@ from django.utils.translation import ngettext
 
 from probes.admin_base import SecretOnceAdmin, WrittenByCodeAdmin
 from probes.fleet.keys import DEFAULT_OVERLAP, issue_key
-from probes.models import RegionKey
+from probes.models import CentralKey, RegionKey
 
 # The overlaps offered on the page (manage.py region_key takes any duration).
 OVERLAPS = {
@@ -157,3 +157,17 @@ class RegionKeyAdmin(WrittenByCodeAdmin):
             ngettext("Retired %(count)d key.", "Retired %(count)d keys.", len(retired)) % {"count": len(retired)},
             messages.SUCCESS,
         )
+
+
+class CentralKeyAdmin(WrittenByCodeAdmin):
+    """The central site's signing keys (probes.fleet.central), by id: made and rotated by
+    `manage.py central_key`, never edited here. The private key, even encrypted, is not shown."""
+
+    list_display = ("key_id", "created_at", "retires_at", "key_in_force")
+    ordering = ("-created_at",)
+    fields = ("key_id", "public_key", "created_at", "retires_at")
+    readonly_fields = fields
+
+    @admin.display(description=_("in force"), boolean=True)
+    def key_in_force(self, obj: CentralKey) -> bool:
+        return obj.retires_at is None or obj.retires_at > datetime.now(UTC)
