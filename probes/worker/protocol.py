@@ -127,6 +127,13 @@ def key_id_of(public_raw: bytes) -> str:
     return hashlib.sha256(public_raw).hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1024)
+def _ed25519(public_key: str) -> Ed25519PublicKey:
+    # Loaded once per key: a worker checks the same central key on every order, the ingest the same few
+    # region keys on every batch.
+    return Ed25519PublicKey.from_public_bytes(_unb64(public_key))
+
+
 @dataclass(frozen=True)
 class PublicKey:
     """A region key as the central site keeps it."""
@@ -144,7 +151,7 @@ class PublicKey:
     def verify(self, data: bytes, signature: str) -> bool:
         try:
             raw_sig = _unb64(signature)
-            Ed25519PublicKey.from_public_bytes(_unb64(self.public_key)).verify(raw_sig, data)
+            _ed25519(self.public_key).verify(raw_sig, data)
         except (InvalidSignature, ValueError, binascii.Error, TypeError):
             return False
         return True

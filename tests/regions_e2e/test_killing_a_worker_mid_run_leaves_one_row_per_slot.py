@@ -18,14 +18,15 @@ pytestmark = pytest.mark.timeout(300)
 
 def _unacked_slots(client, queue: str) -> list[datetime]:
     """The slots of the runs a worker holds unacknowledged (kombu's `unacked` hash on Redis: each entry
-    is [message, exchange, routing key], the message body base64 JSON [args, kwargs, embed])."""
+    is [message, exchange, routing key], the message body base64 JSON [args, kwargs, embed], the one
+    argument the signed order)."""
     slots = []
     for raw in client.hvals("unacked"):
         message, _exchange, routing_key = json.loads(raw)
         if routing_key != queue:
             continue
-        args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
-        slots.append(datetime.fromisoformat(args[0]["scheduled_for"]))
+        (order,), _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+        slots.append(datetime.fromisoformat(json.loads(order["body"])["scheduled_for"]))  # the signed content
     return slots
 
 
