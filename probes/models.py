@@ -247,15 +247,14 @@ def validate_absolute_path(value: str) -> None:
 def validate_ca_bundle(value: str) -> None:
     # A file name inside each worker's CA directory: a path anywhere else would let whoever edits a target
     # make the workers read, or tell apart, files of their choice. The worker checks again after links.
-    problem = ca_bundle_problem(value)
-    if problem:
+    if ca_bundle_problem(value):
         raise ValidationError(
             gettext(
-                "Enter the name of a PEM file inside the workers' %(dir)s, e.g. corporate-ca.pem (this one "
-                "%(problem)s)."
+                "Enter the name of a PEM file inside the workers' %(dir)s, e.g. corporate-ca.pem or "
+                "proxies/corporate-ca.pem: not an absolute path, nor one that goes up with .."
             ),
             code="ca_name",
-            params={"dir": CA_DIR, "problem": problem},
+            params={"dir": CA_DIR},
         )
 
 
