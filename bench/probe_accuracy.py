@@ -58,7 +58,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 
 from devtools.harness import machine_context  # noqa: E402
 from probes import runtime  # noqa: E402
-from probes.engine import Engine, ProbeSpec  # noqa: E402
+from probes.engine import Engine, ProbeSpec, WorkerEnv  # noqa: E402
 from probes.engine.styles import STYLES  # noqa: E402
 
 KNOBS = {"headers_delay_ms": 50, "ttft_ms": 100, "tokens": 20, "gap_ms": 10}
@@ -568,7 +568,9 @@ def report(results: dict, verdicts: list[dict], runs: int, machine: dict, curl_v
 
 
 async def main_async(args: argparse.Namespace, curl: str) -> dict:
-    engine = Engine()
+    # The mock servers write their CAs under the temporary directory (MockServer._start): the engine may load
+    # bundles from there, as a region worker from its LATENCY_CA_DIR.
+    engine = Engine(WorkerEnv(ca_dir=os.path.realpath(tempfile.gettempdir())))
     try:
         results = {}
         for mode in args.modes:

@@ -7,6 +7,7 @@ latency.env, which refuse bad values instead of guessing.
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from latency.env import broker_tls, channel_layer, database_from_url, env_bool, env_float, env_int, env_list, env_str
 from latency.proxy import parse_proxies
+from probes.engine.envpolicy import WorkerEnv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -213,6 +215,14 @@ LATENCY_MAX_CONCURRENT_EXPORTS = env_int("LATENCY_MAX_CONCURRENT_EXPORTS", 4, mi
 # a long export on two. Exports then hold up to this many connections each; 1 reads in one statement.
 LATENCY_EXPORT_READERS = env_int("LATENCY_EXPORT_READERS", 2, minimum=1, maximum=8)
 LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout (region workers: MAX_PROBE_TIMEOUT_S)
+# What a target may make this host's engine use (`manage.py probe`; a region worker reads the same variables itself,
+# probes.worker.config): the variables its key and ${VAR} headers may name (LATENCY_PROVIDER_ENV: NAME, PREFIX*,
+# *SUFFIX; unset, names ending in _API_KEY or _TOKEN) and the directory its CA bundles come from (LATENCY_CA_DIR;
+# unset, none). The site's own variables are never sent, whatever the list says (probes.engine.envpolicy).
+try:
+    LATENCY_WORKER_ENV = WorkerEnv.from_env(os.environ)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 # Region workers' heartbeats (probes/fleet/heartbeats.py): the history kept per worker, and how long a
 # worker no heartbeat has mentioned stays listed.
 LATENCY_HEARTBEAT_HISTORY_HOURS = env_int("LATENCY_HEARTBEAT_HISTORY_HOURS", 24, minimum=1, maximum=24 * 90)

@@ -22,6 +22,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from probes.engine.config import ENV_REF, HEADER_NAME, RESERVED_HEADERS, char_problem, host_problem
+from probes.engine.envpolicy import CA_DIR, ENV_NAME, SITE_VARIABLES, ca_bundle_problem, site_rule
 from probes.engine.providers import PROVIDER_LIST
 from probes.engine.result import (
     COLD,
@@ -79,7 +80,6 @@ CONNECTION_CHOICES = [
 # Header names whose value is a credential. Storing one literally would put a
 # secret in the database, admin history and backups.
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # What may surround ${VAR} in a secret header: an auth scheme such as "Bearer ".
 AUTH_SCHEME_ONLY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9-]* +)?\Z")
 # Query parameters that carry API keys (Gemini accepts ?key=).
@@ -143,6 +143,27 @@ def validate_env_name(value: str) -> None:
             ),
             code="env_name",
         )
+    site_variable_error(value)
+
+
+def site_variable_error(name: str, header: str = "") -> None:
+    """A target (or a channel's url_env) naming one of the site's own variables: whoever edits it chooses
+    where the worker sends what it names (probes.engine.envpolicy)."""
+    if site_rule(name) is None:
+        return
+    params = {"name": name, "site": SITE_VARIABLES, "header": header}
+    if header:
+        message = gettext(
+            'Header "%(header)s" names %(name)s, one of the site\'s own variables (%(site)s): a target sends the '
+            "variables it names to its URL, so it can never name one. Give the secret a variable of its own, e.g. "
+            "${GATEWAY_TOKEN}."
+        )
+    else:
+        message = gettext(
+            "%(name)s is one of the site's own variables (%(site)s): a target sends the variables it names to its "
+            "URL, so it can never name one. Give the secret a variable of its own, e.g. OPENAI_API_KEY."
+        )
+    raise ValidationError(message, code="site_variable", params=params)
 
 
 def validate_headers(value) -> None:
@@ -201,6 +222,8 @@ def validate_headers(value) -> None:
                 code="header_env_ref",
                 params={"name": name},
             )
+        for variable in ENV_REF.findall(val):
+            site_variable_error(variable, header=name)
         if name.lower() in SECRET_HEADERS and (not ENV_REF.search(val) or not AUTH_SCHEME_ONLY.match(bare)):
             raise ValidationError(
                 gettext(
@@ -214,11 +237,24 @@ def validate_headers(value) -> None:
 
 
 def validate_absolute_path(value: str) -> None:
-    # Workers run with their own working directory; a relative path would
-    # resolve differently on each one.
+    """What ca_bundle was until workers took bundles only from their LATENCY_CA_DIR; kept for migration 0001."""
     if not PurePosixPath(value).is_absolute():
         raise ValidationError(
             gettext("Enter an absolute path to a PEM file on the workers, e.g. /etc/latency/ca.pem."), code="ca_path"
+        )
+
+
+def validate_ca_bundle(value: str) -> None:
+    # A file name inside each worker's CA directory: a path anywhere else would let whoever edits a target
+    # make the workers read, or tell apart, files of their choice. The worker checks again after links.
+    if ca_bundle_problem(value):
+        raise ValidationError(
+            gettext(
+                "Enter the name of a PEM file inside the workers' %(dir)s, e.g. corporate-ca.pem or "
+                "proxies/corporate-ca.pem: not an absolute path, nor one that goes up with .."
+            ),
+            code="ca_name",
+            params={"dir": CA_DIR},
         )
 
 
@@ -323,7 +359,8 @@ class Target(models.Model):
         validators=[validate_env_name],
         help_text=_(
             "Name of the environment variable holding the API key on the workers, e.g. OPENAI_API_KEY. "
-            "The key itself is never stored here; each worker reads it from its own environment at call time."
+            "The key itself is never stored here; each worker reads it from its own environment at call time, "
+            "if its LATENCY_PROVIDER_ENV allows the name (by default, names ending in _API_KEY or _TOKEN)."
         ),
     )
     headers = models.JSONField(
@@ -332,8 +369,8 @@ class Target(models.Model):
         validators=[validate_headers],
         help_text=_(
             'Extra request headers as a flat JSON object of strings, e.g. {"anthropic-version": '
-            '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment; secret headers '
-            "(Authorization, x-api-key, ...) must use ${VAR}."
+            '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment, if its LATENCY_PROVIDER_ENV '
+            "allows the name; secret headers (Authorization, x-api-key, ...) must use ${VAR}."
         ),
     )
     location_name = models.CharField(
@@ -345,10 +382,10 @@ class Target(models.Model):
         "CA bundle",
         max_length=500,
         blank=True,
-        validators=[validate_absolute_path],
+        validators=[validate_ca_bundle],
         help_text=_(
-            "Path on the workers to a PEM file of extra trusted CAs (a private CA, a corporate proxy). "
-            "Leave empty to trust the system store only."
+            "Name of a PEM file of extra trusted CAs (a private CA, a corporate proxy) inside the directory each "
+            "worker names in LATENCY_CA_DIR, e.g. corporate-ca.pem. Leave empty to trust the system store only."
         ),
     )
     http_version = models.CharField(

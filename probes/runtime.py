@@ -19,6 +19,7 @@ from datetime import datetime
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from probes.engine import Engine, Measurement, ProbeSpec
+from probes.engine.envpolicy import WorkerEnv
 
 
 def new_loop() -> asyncio.AbstractEventLoop:
@@ -83,7 +84,28 @@ class BackgroundPortal:
 # uvloop: less per-event overhead, so more probes in flight before the loop
 # falls behind (kernel receive stamps keep the figures right anyway).
 _probe_portal = BackgroundPortal("probe-loop", uvloop=True)
-_engine = Engine()
+_engine: Engine | None = None
+_engine_lock = threading.Lock()
+
+
+def install_engine(worker_env: WorkerEnv) -> None:
+    """The engine this process runs probes with, given what its operator lets
+    targets use (the region worker reads it once, at start)."""
+    global _engine  # noqa: PLW0603 -- one engine per process, by design
+    with _engine_lock:
+        _engine = Engine(worker_env)
+
+
+def _the_engine() -> Engine:
+    global _engine  # noqa: PLW0603 -- one engine per process, by design
+    engine = _engine
+    if engine is None:
+        with _engine_lock:
+            if _engine is None:
+                # Not installed (a test calling run_probe): this process's environment.
+                _engine = Engine()
+            engine = _engine
+    return engine
 
 
 class BadRunOrder(ValueError):
@@ -138,7 +160,7 @@ def parse_run_order(args, kwargs) -> tuple[dict, datetime, int]:
 
 
 def run_probe(spec: ProbeSpec) -> Measurement:
-    future = _probe_portal.get().start_task_soon(_engine.measure, spec)
+    future = _probe_portal.get().start_task_soon(_the_engine().measure, spec)
     # The engine enforces the call's deadline itself; this bound only guards
     # against a wedged loop.
     return future.result(timeout=spec.timeout_s + 30)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -12,6 +17,13 @@ from devtools.mockllm import MockLLMServer, running_server
 from latency.env import channel_layer
 
 pytest_plugins = ["devtools.exit_watchdog"]
+
+# Engines trust only CA bundles inside LATENCY_CA_DIR (probes.engine.envpolicy). The session has one such
+# directory: the TLS mock servers make their CAs inside it, and the engines the tests build, the region workers
+# and `manage.py probe` they start all inherit it. A test of other directories passes its own.
+WORKER_CA_DIR = tempfile.mkdtemp(prefix="latency-test-ca-")
+os.environ["LATENCY_CA_DIR"] = WORKER_CA_DIR
+atexit.register(shutil.rmtree, WORKER_CA_DIR, ignore_errors=True)
 
 if TYPE_CHECKING:
     from tests.support import Proc
@@ -29,6 +41,12 @@ def _central_key_read_afresh():
 
 
 @pytest.fixture(scope="session")
+def worker_ca_dir() -> Path:
+    """The session's LATENCY_CA_DIR: a CA bundle written here is one the engines may load, by its name."""
+    return Path(WORKER_CA_DIR)
+
+
+@pytest.fixture(scope="session")
 def mockllm() -> Iterator[MockLLMServer]:
     """One plain-HTTP mock LLM server for the whole session (knobs are per request)."""
     with running_server() as server:
@@ -38,14 +56,14 @@ def mockllm() -> Iterator[MockLLMServer]:
 @pytest.fixture(scope="session")
 def mockllm_tls() -> Iterator[MockLLMServer]:
     """A mock LLM server behind TLS; trust server.ca_pem_path to reach server.base_url."""
-    with running_server(tls=True) as server:
+    with running_server(tls=True, ca_dir=WORKER_CA_DIR) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
 def mockllm_h2() -> Iterator[MockLLMServer]:
     """A TLS mock LLM server that offers h2 by ALPN and speaks HTTP/2 to clients that pick it."""
-    with running_server(tls=True, http2=True) as server:
+    with running_server(tls=True, http2=True, ca_dir=WORKER_CA_DIR) as server:
         yield server
 
 
@@ -133,7 +151,6 @@ def server(request, mockllm, mockllm_tls):
 
 # --- the pipeline: real Redis broker, real Postgres, real worker processes --
 
-import os  # noqa: E402
 from urllib.parse import quote  # noqa: E402
 
 

@@ -288,8 +288,12 @@ class MockLLMServer:
         tls: bool = False,
         defaults: dict[str, Any] | None = None,
         http2: bool = False,
+        ca_dir: str | None = None,
     ) -> None:
         self.host, self._requested_port, self.tls = host, port, tls
+        # Where the CA's folder is made (a temporary one when None): a probe worker trusts only bundles inside
+        # its LATENCY_CA_DIR, so a test server's CA goes inside the one its workers are given.
+        self._ca_dir = ca_dir
         # With TLS: offer h2 by ALPN as well and speak it to clients that pick it (h2server.py).
         self.http2 = http2 and tls
         # Parsed now so that a bad default fails at startup, not on the first request.
@@ -331,7 +335,7 @@ class MockLLMServer:
             ca.issue_cert("localhost", "127.0.0.1", "::1").configure_cert(self._ssl)
             # HTTP/1.1 only unless built with http2: a client must never pick h2 from a server that refuses it.
             self._ssl.set_alpn_protocols(["h2", "http/1.1"] if self.http2 else ["http/1.1"])
-            self._tmpdir = tempfile.mkdtemp(prefix="mockllm-")
+            self._tmpdir = tempfile.mkdtemp(prefix="mockllm-", dir=self._ca_dir)
             ca.cert_pem.write_to_path(self.ca_pem_path)
         try:
             server = await asyncio.start_server(self._on_connect, self.host, self._requested_port, limit=LINE_LIMIT)
@@ -642,10 +646,14 @@ class MockLLMServer:
 
 @contextlib.contextmanager
 def running_server(
-    tls: bool = False, defaults: dict[str, Any] | None = None, host: str = "127.0.0.1", http2: bool = False
+    tls: bool = False,
+    defaults: dict[str, Any] | None = None,
+    host: str = "127.0.0.1",
+    http2: bool = False,
+    ca_dir: str | None = None,
 ) -> Iterator[MockLLMServer]:
     """A server on its own loop in a daemon thread, for synchronous callers such as tests."""
-    server = MockLLMServer(host=host, tls=tls, defaults=defaults, http2=http2)
+    server = MockLLMServer(host=host, tls=tls, defaults=defaults, http2=http2, ca_dir=ca_dir)
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     failure: list[BaseException] = []

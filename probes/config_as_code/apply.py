@@ -43,6 +43,7 @@ from probes.config_as_code.rows import (
     Row,
 )
 from probes.config_as_code.schema import Document, Problem
+from probes.engine.envpolicy import SITE_VARIABLES, site_rule
 from probes.rollups.locks import LockSpace
 
 CREATE = "create"
@@ -237,6 +238,18 @@ class _Run:
                     )
                 )
             return None, existing is not None
+        if site_rule(row.url_env) is not None:
+            # Its value would become where the site's notifications go: the broker's or the database's URL
+            # handed to any webhook a file names.
+            self.problems.append(
+                Problem(
+                    label,
+                    "url_env",
+                    f"{row.url_env} is one of the site's own variables ({SITE_VARIABLES}): a channel's URL is never "
+                    "read from one; give the URL a variable of its own",
+                )
+            )
+            return None, False
         try:
             validate_env_name(row.url_env)
         except ValidationError as exc:

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first use)
 import itertools
-import os
 import ssl
 import typing
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ import httpx
 from probes.engine import clock
 from probes.engine.clock import H2Refused, Timeline, now_ns
 from probes.engine.config import ConfigProblem, Credentials, host_problem, read_credentials
+from probes.engine.envpolicy import CA_UNUSABLE, WorkerEnv
 from probes.engine.redact import MAX_ERROR, Redactor
 from probes.engine.result import (
     COLD,
@@ -51,7 +51,7 @@ from probes.engine.styles import STYLES
 from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details
 from probes.engine.transport import TimedTransport
 
-__all__ = ["Engine", "Measurement", "ProbeSpec", "measure", "measure_sync"]
+__all__ = ["Engine", "Measurement", "ProbeSpec", "WorkerEnv", "measure", "measure_sync"]
 
 ERROR_BODY_CAP = 64 * 1024
 # What the engine can decode when a server compresses although asked not to.
@@ -69,7 +69,10 @@ class Engine:
     starts, so it is never counted in a measurement.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, worker_env: WorkerEnv | None = None) -> None:
+        # What targets may use on this host (variables, CA bundles): read once
+        # here, never per call. None: this process's environment.
+        self.worker_env = WorkerEnv.from_env() if worker_env is None else worker_env
         self._contexts: dict[tuple[str, bool], ssl.SSLContext] = {}
         self._warm: dict[tuple[str, str], httpx.AsyncClient] = {}
         _warm_up_process()
@@ -79,17 +82,17 @@ class Engine:
         if ctx is None:
             ctx = ssl.create_default_context()
             if ca_bundle:
-                # The file lives on this worker: only the worker can find it
-                # missing. Not cached when it fails, so a fixed file is used
-                # at the next run.
-                if not os.path.isfile(ca_bundle):
-                    raise ConfigProblem("ca_bundle", "no such file on this worker")
+                # Only a file inside the worker's CA directory, and one text
+                # for every way it can fail (outside, missing, unreadable, not
+                # PEM): a target must not learn what exists on the worker. Not
+                # cached when it fails, so a fixed file is used at the next run.
+                path, why = self.worker_env.ca_path(ca_bundle)
+                if path is None:
+                    raise ConfigProblem("ca_bundle", why)
                 try:
-                    ctx.load_verify_locations(cafile=ca_bundle)
-                except (ssl.SSLError, ValueError):  # before OSError: SSLError is one
-                    raise ConfigProblem("ca_bundle", "the file holds no PEM certificate") from None
-                except OSError:
-                    raise ConfigProblem("ca_bundle", "the file cannot be read on this worker") from None
+                    ctx.load_verify_locations(cafile=path)
+                except (ssl.SSLError, ValueError, OSError):
+                    raise ConfigProblem("ca_bundle", CA_UNUSABLE) from None
             # httpcore sets the same list on every connection it opens
             # (["http/1.1", "h2"] with HTTP/2): the server picks by its own
             # preference. Set here too so the context is right on its own.
@@ -223,7 +226,7 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
     creds = Credentials()
     result = Measurement(connection=spec.connection)
     try:
-        read_credentials(spec.api_key_env, spec.headers, creds)
+        read_credentials(spec.api_key_env, spec.headers, creds, engine.worker_env)
         client, owned, plan, request = await _build(engine, spec, style, creds)
     except ConfigProblem as exc:
         # Nothing was sent: a stored result that says which field to fix,

@@ -1,9 +1,10 @@
 """What a probe's configuration must be for its request to be sent at all.
 
 A target that HTTP cannot carry (a header with a non-ASCII character, a key
-with a line break, a host name DNS cannot encode, a CA file missing on this
-worker) is a configuration error: the engine reports it as a measurement with
-outcome config_error, naming the field and never its value, instead of
+with a line break, a host name DNS cannot encode), or that names a variable or
+a CA file this worker does not let targets use (probes.engine.envpolicy), is
+a configuration error: the engine reports it as a measurement with outcome
+config_error, naming the field and never its value, instead of
 raising on every run. The admin runs the same checks on save (those that do
 not depend on the worker), so most mistakes never reach a worker.
 """
@@ -16,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 
 import idna
+
+from probes.engine.envpolicy import WorkerEnv
 
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # RFC 9110 token characters.
@@ -48,6 +51,7 @@ class ConfigProblem(ValueError):
     def __init__(self, field_name: str, message: str) -> None:
         super().__init__(f"{field_name}: {message}")
         self.field = field_name
+        self.reason = message
 
 
 def char_problem(value: str) -> str | None:
@@ -141,10 +145,25 @@ def _env(name: str, creds: Credentials) -> str | None:
     return value or None
 
 
-def read_credentials(api_key_env: str, headers: dict[str, str], creds: Credentials) -> None:
+def check_names(api_key_env: str, headers: dict[str, str], worker_env: WorkerEnv) -> None:
+    """ConfigProblem when the probe names a variable this worker does not let
+    targets read: checked before any is read, so a refused one never is."""
+    if api_key_env:
+        problem = worker_env.variable_problem(api_key_env)
+        if problem:
+            raise ConfigProblem("api_key_env", problem)
+    for name, value in headers.items():
+        for var in ENV_REF.findall(value) if isinstance(value, str) else ():
+            problem = worker_env.variable_problem(var)
+            if problem:
+                raise ConfigProblem("headers", f'header "{name}": {problem}')
+
+
+def read_credentials(api_key_env: str, headers: dict[str, str], creds: Credentials, worker_env: WorkerEnv) -> None:
     """Fill creds from the environment; ConfigProblem when a value cannot be
-    sent. creds.secrets is filled first, so the caller can redact whatever
-    happens next."""
+    sent or a variable may not be read here. creds.secrets is filled first,
+    so the caller can redact whatever happens next."""
+    check_names(api_key_env, headers, worker_env)
     key = _env(api_key_env, creds) if api_key_env else None
     if api_key_env and key is None:
         creds.unset.append(api_key_env)

@@ -92,10 +92,12 @@ def run_worker(
 
     from celery import signals
 
+    from probes.runtime import install_engine
     from probes.worker import context
     from probes.worker.app import configure
     from probes.worker.heartbeat import Heartbeats
 
+    install_engine(config.probe_env)
     app = configure(config)
     broker = masked(config.broker_url)
     try:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
+from probes.engine.envpolicy import WorkerEnv
 from probes.worker.protocol import SLUG_RE, BadCredential, Credential
 
 # sysexits.h: EX_CONFIG. systemd's RestartPreventExitStatus=78 keeps a
@@ -52,6 +53,8 @@ class WorkerConfig:
     concurrency: int = 100
     loglevel: str = "INFO"
     hello_timeout_s: float = 15.0
+    # What targets may use on this host: LATENCY_PROVIDER_ENV, LATENCY_CA_DIR.
+    probe_env: WorkerEnv = field(default_factory=WorkerEnv)
 
     @property
     def scheme(self) -> str:
@@ -185,6 +188,10 @@ def load(
         except (ssl.SSLError, OSError, ValueError) as exc:
             raise ConfigError(f"LATENCY_BROKER_CA={ca[:200]} cannot be read as a PEM CA bundle ({exc})") from None
     credentials = credentials_of(env, regions)
+    try:
+        probe_env = WorkerEnv.from_env(env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return WorkerConfig(
         broker_url=url,
         regions=regions,
@@ -196,4 +203,5 @@ def load(
         concurrency=concurrency,
         loglevel=loglevel.upper(),
         hello_timeout_s=hello_timeout_s,
+        probe_env=probe_env,
     )

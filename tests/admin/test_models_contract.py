@@ -167,7 +167,7 @@ def test_probe_spec_builds_a_valid_engine_spec(make_target, make_probe):
         model="claude-3-5-haiku-latest",
         api_key_env="ANTHROPIC_API_KEY",
         headers={"anthropic-version": "2023-06-01"},
-        ca_bundle="/etc/latency/ca.pem",
+        ca_bundle="corporate-ca.pem",
     )
     probe = make_probe(target=target, prompt="Count to three.", max_tokens=32, timeout_seconds=12.5, connection="warm")
     spec = Probe.objects.select_related("target").get(pk=probe.pk).spec()
@@ -182,7 +182,7 @@ def test_probe_spec_builds_a_valid_engine_spec(make_target, make_probe):
         api_key_env="ANTHROPIC_API_KEY",
         timeout_s=12.5,
         connection="warm",
-        ca_bundle="/etc/latency/ca.pem",
+        ca_bundle="corporate-ca.pem",
     )
     # It travels through the broker as a dict and must come back unchanged.
     assert ProbeSpec.from_dict(spec.to_dict()) == spec
@@ -287,10 +287,11 @@ def test_target_coordinates_come_in_pairs_and_ranges(db):
     Target(**base, latitude=-33.87, longitude=151.21).full_clean()
 
 
-def test_target_ca_bundle_must_be_an_absolute_path(db):
+def test_target_ca_bundle_is_a_name_inside_the_workers_ca_dir(db):
     with pytest.raises(ValidationError) as info:
-        Target(name="t", api_style="http", url="https://example.com/", ca_bundle="ca.pem").full_clean()
-    assert "absolute path" in info.value.message_dict["ca_bundle"][0]
+        Target(name="t", api_style="http", url="https://example.com/", ca_bundle="/etc/latency/ca.pem").full_clean()
+    assert "LATENCY_CA_DIR" in info.value.message_dict["ca_bundle"][0]
+    Target(name="t", api_style="http", url="https://example.com/", ca_bundle="ca.pem").full_clean()
 
 
 def test_probe_timeout_is_checked_against_interval_in_the_database_too(make_probe):

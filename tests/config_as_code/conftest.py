@@ -71,7 +71,7 @@ def configured(db, monkeypatch):
         model="claude-3-5-haiku-latest",
         api_key_env="ANTHROPIC_API_KEY",
         headers={"anthropic-version": "2023-06-01", "x-api-key": "${ANTHROPIC_API_KEY}"},
-        ca_bundle="/etc/latency/ca.pem",
+        ca_bundle="corporate-ca.pem",
         http_version="2",
         location_name="GCP europe-west4",
         latitude=53.44,

@@ -140,8 +140,9 @@ def settings_variables() -> set[str]:
 
 
 def worker_variables() -> set[str]:
-    """What a region worker reads (probes/worker/config.py), without Django's settings."""
-    text = (ROOT / "probes" / "worker" / "config.py").read_text()
+    """What a region worker reads (probes/worker/config.py, and its engine's rules for targets:
+    probes/engine/envpolicy.py), without Django's settings."""
+    text = "".join((ROOT / "probes" / path).read_text() for path in ("worker/config.py", "engine/envpolicy.py"))
     return set(re.findall(r'"((?:LATENCY|CELERY|REDIS)_[A-Z0-9_]+)"', text))
 
 

@@ -19,12 +19,13 @@ import pytest
 from probes.engine import Engine, ProbeSpec
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
-KEY_VAR = "LATENCY_CONFIG_TEST_KEY"
+KEY_VAR = "CONFIG_TEST_API_KEY"
 PATH = "/v1/chat/completions"
 
 
 def not_pem() -> str:
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"latency-not-pem-{os.getpid()}.pem"
+    # Inside the session's LATENCY_CA_DIR (tests/conftest.py): not PEM, rather than outside the directory.
+    path = Path(os.environ["LATENCY_CA_DIR"]) / f"latency-not-pem-{os.getpid()}.pem"
     path.write_text("this is not a certificate\n")
     return str(path)
 
@@ -119,11 +120,11 @@ def test_the_region_worker_stores_a_config_error_instead_of_raising(
     assert ok.outcome == "ok", ok.error
 
 
-def test_a_fixed_ca_file_is_used_at_the_next_run(mockllm_tls, tmp_path):
+def test_a_fixed_ca_file_is_used_at_the_next_run(mockllm_tls, worker_ca_dir):
     from probes.runtime import run_probe
 
-    path = tmp_path / "ca.pem"
-    spec = ProbeSpec(url=mockllm_tls.base_url + PATH, model="mock-model", timeout_s=10.0, ca_bundle=str(path))
+    path = worker_ca_dir / f"fixed-later-{os.getpid()}.pem"
+    spec = ProbeSpec(url=mockllm_tls.base_url + PATH, model="mock-model", timeout_s=10.0, ca_bundle=path.name)
     assert run_probe(spec).outcome == "config_error"
     path.write_bytes(Path(mockllm_tls.ca_pem_path).read_bytes())
     m = run_probe(spec)

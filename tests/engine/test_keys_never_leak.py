@@ -22,7 +22,7 @@ from probes.engine import Engine, ProbeSpec
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 WINDOW = 8
-VAR = "LATENCY_LEAK_TEST_KEY"
+VAR = "LEAK_TEST_API_KEY"
 # Base64-ish, with "+", "/" and "=" every few characters: percent-encoding and
 # JSON escaping change it, so each echoed form is a different string.
 BODY = "sk-proj-Ab3+x/Yz9=Qr7kLm2/Np8+Vw4sT6=Hj1cDe5/Gf0+Uo9iRt3yWq"
@@ -168,12 +168,12 @@ def test_the_region_worker_path_logs_no_key(mockllm, monkeypatch, all_logs):
 
 
 def test_an_unset_variable_in_a_header_is_named(mockllm, monkeypatch):
-    monkeypatch.delenv("LATENCY_LEAK_TEST_UNSET", raising=False)
+    monkeypatch.delenv("LEAK_TEST_UNSET_TOKEN", raising=False)
     url = mockllm.base_url + STYLE_PATHS["openai"] + "?fault=500"
-    spec = ProbeSpec(url=url, model="m", headers={"Authorization": "Bearer ${LATENCY_LEAK_TEST_UNSET}"})
+    spec = ProbeSpec(url=url, model="m", headers={"Authorization": "Bearer ${LEAK_TEST_UNSET_TOKEN}"})
     m = run(spec)
     assert m.outcome == "http_error", m.error
-    assert "LATENCY_LEAK_TEST_UNSET" in m.error and "Authorization" in m.error and "not set" in m.error
+    assert "LEAK_TEST_UNSET_TOKEN" in m.error and "Authorization" in m.error and "not set" in m.error
 
 
 def probe(*args, value: str):

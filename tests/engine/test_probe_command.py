@@ -67,8 +67,11 @@ def test_warm_flag_measures_a_reused_connection(mockllm, probe_url):
         (["http://127.0.0.1:1/", "--model", "m", "--header", "no colon"], "Name: value"),
         (["http://127.0.0.1:1/", "--model", "m", "--max-tokens", "0"], "max_tokens"),
         (["http://127.0.0.1:1/", "--model", "m", "--timeout", "-1"], "timeout"),
-        (["http://127.0.0.1:1/", "--model", "m", "--api-key-env", "LATENCY_TEST_UNSET_VAR"], "is not set"),
-        (["http://127.0.0.1:1/", "--model", "m", "--ca-bundle", "/nonexistent.pem"], "no such file"),
+        (["http://127.0.0.1:1/", "--model", "m", "--api-key-env", "PROBE_TEST_UNSET_API_KEY"], "is not set"),
+        (["http://127.0.0.1:1/", "--model", "m", "--ca-bundle", "nonexistent.pem"], "not a readable PEM CA bundle"),
+        (["http://127.0.0.1:1/", "--model", "m", "--ca-bundle", "/etc/passwd"], "not a readable PEM CA bundle"),
+        (["http://127.0.0.1:1/", "--model", "m", "--api-key-env", "DATABASE_URL"], "one of the site's own variables"),
+        (["http://127.0.0.1:1/", "--model", "m", "--api-key-env", "ACME_SECRET"], "LATENCY_PROVIDER_ENV"),
         (["http://127.0.0.1:1/", "--style", "cohere"], "invalid choice"),
         (["http://127.0.0.1:1/", "--style", "openai"], "--model is required"),
     ],
@@ -87,9 +90,9 @@ def test_api_key_is_never_printed(mockllm, probe_url):
         "--model",
         "m",
         "--api-key-env",
-        "LATENCY_TEST_KEY",
+        "PROBE_TEST_API_KEY",
         "--json",
-        env={"LATENCY_TEST_KEY": secret},
+        env={"PROBE_TEST_API_KEY": secret},
     )
     assert out.returncode == 1
     assert secret not in out.stdout + out.stderr

@@ -26,20 +26,18 @@ def test_unsendable_targets_are_stored_as_config_errors_and_no_key_is_logged(
     url = f"{mockllm.base_url}/v1/chat/completions"
     # Rows written without the admin's checks, as older versions could save them.
     targets = {
-        "quote key": make_target(url=url, api_key_env="LATENCY_PIPE_QUOTE_KEY"),
+        "quote key": make_target(url=url, api_key_env="PIPE_QUOTE_API_KEY"),
         "missing ca": make_target(url=url, api_key_env="", ca_bundle="/nonexistent/latency-ca.pem"),
         "accented header": make_target(url=url, api_key_env="", headers={"X-Title": "Caf\u00e9"}),
         # Sendable once trimmed; the provider echoes it in its error.
-        "echoed key": make_target(url=url + "?fault=500&echo_key=raw", api_key_env="LATENCY_PIPE_NEWLINE_KEY"),
+        "echoed key": make_target(url=url + "?fault=500&echo_key=raw", api_key_env="PIPE_NEWLINE_API_KEY"),
     }
     probes = {
         name: make_probe(target=t, regions=[region], interval_seconds=10, timeout_seconds=5.0)
         for name, t in targets.items()
     }
     pipeline.start_ingest()
-    worker = pipeline.start_region(
-        "test-config", LATENCY_PIPE_QUOTE_KEY=QUOTE_KEY, LATENCY_PIPE_NEWLINE_KEY=NEWLINE_KEY
-    )
+    worker = pipeline.start_region("test-config", PIPE_QUOTE_API_KEY=QUOTE_KEY, PIPE_NEWLINE_API_KEY=NEWLINE_KEY)
     pipeline.start_scheduler()
 
     def stored():
@@ -48,7 +46,7 @@ def test_unsendable_targets_are_stored_as_config_errors_and_no_key_is_logged(
 
     rows = wait_for(stored, timeout=60, message="a stored row for every target")
     expected = {
-        "quote key": ("config_error", "api_key_env: environment variable LATENCY_PIPE_QUOTE_KEY"),
+        "quote key": ("config_error", "api_key_env: environment variable PIPE_QUOTE_API_KEY"),
         "missing ca": ("config_error", "ca_bundle:"),
         "accented header": ("config_error", 'headers: header "X-Title"'),
         "echoed key": ("http_error", "HTTP 500"),

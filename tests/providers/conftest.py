@@ -9,7 +9,7 @@ from probes.engine.providers import PROVIDER_LIST
 # The presets that speak chat completions, each with a mock scenario of its own dialect.
 CHAT_PRESETS = [p.key for p in PROVIDER_LIST if p.style == "openai" and p.key != "openai"]
 KEY = "sk-preset-test-0123456789abcdef"
-KEY_ENV = "LATENCY_PRESET_TEST_KEY"
+KEY_ENV = "PRESET_TEST_API_KEY"
 AZURE_PATH = "/openai/deployments/mock-deployment/chat/completions"
 
 

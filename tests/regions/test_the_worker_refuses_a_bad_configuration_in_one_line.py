@@ -51,8 +51,21 @@ def test_a_region_of_several_without_its_own_credential_is_named(region_host):
         ("LATENCY_BROKER_CA", "/nonexistent/ca.pem", "LATENCY_BROKER_CA"),
         ("LATENCY_HEARTBEAT_SECONDS", "often", "LATENCY_HEARTBEAT_SECONDS"),
         ("LATENCY_MAX_CLOCK_OFFSET_MS", "-5", "LATENCY_MAX_CLOCK_OFFSET_MS"),
+        # A worker never sends the site's own variables to a target: a list that expects it to is refused.
+        ("LATENCY_PROVIDER_ENV", "OPENAI_API_KEY,LATENCY_REGION_KEY_*", "LATENCY_PROVIDER_ENV: LATENCY_REGION_KEY_*"),
+        ("LATENCY_PROVIDER_ENV", "OPENAI_API_KEY,ACME-*", "LATENCY_PROVIDER_ENV: 'ACME-*' is not a variable name"),
+        ("LATENCY_CA_DIR", "/nonexistent/latency-cas", "LATENCY_CA_DIR=/nonexistent/latency-cas is not a directory"),
     ],
-    ids=["scheme", "tls-unverified", "missing-ca", "heartbeat-not-a-number", "negative-offset"],
+    ids=[
+        "scheme",
+        "tls-unverified",
+        "missing-ca",
+        "heartbeat-not-a-number",
+        "negative-offset",
+        "provider-env-names-site-variables",
+        "provider-env-malformed",
+        "ca-dir-missing",
+    ],
 )
 def test_a_bad_setting_is_refused_in_one_line_naming_it(region_host, variable, value, expected):
     done = region_host.run("worker", "--region", "af-lagos", LATENCY_REGION_KEY=GOOD_LOOKING, **{variable: value})

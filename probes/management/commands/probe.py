@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from probes.engine import Engine, ProbeSpec
+from probes.engine import Engine, ProbeSpec, WorkerEnv
+from probes.engine.config import ConfigProblem
 from probes.engine.providers import PROVIDER_KEYS, provider_for
 from probes.engine.result import HTTP_VERSIONS, STYLES, Measurement
 from probes.waterfall import render_waterfall
@@ -39,7 +40,9 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=30.0, help="seconds for the whole call")
         parser.add_argument("--header", action="append", default=[], help="'Name: value' (repeatable)")
         parser.add_argument("--api-key-env", default="", help="environment variable holding the API key")
-        parser.add_argument("--ca-bundle", default="", help="PEM file of CA certificates to trust as well")
+        parser.add_argument(
+            "--ca-bundle", default="", help="PEM file of CA certificates to trust as well, inside LATENCY_CA_DIR"
+        )
         parser.add_argument("--method", default="", help="http style: request method (GET by default)")
         parser.add_argument(
             "--http-version",
@@ -74,16 +77,18 @@ class Command(BaseCommand):
         if opts["style"] != "http" and not opts["model"] and opts["style"] != "gemini":
             raise CommandError(f"--model is required for the {opts['style']} style", returncode=2)
         env = opts["api_key_env"]
+        worker_env: WorkerEnv = settings.LATENCY_WORKER_ENV
+        # The rules of a region worker (probes.engine.envpolicy), said before the call rather than as its result.
+        problem = worker_env.variable_problem(env) if env else None
+        if problem:
+            raise CommandError(f"--api-key-env: {problem}", returncode=2)
         if env and not os.environ.get(env):
             raise CommandError(f"--api-key-env: environment variable {env} is not set", returncode=2)
         if opts["ca_bundle"]:
-            path = opts["ca_bundle"]
-            if not os.path.isfile(path):
-                raise CommandError(f"--ca-bundle: no such file {path!r}", returncode=2)
             try:
-                ssl.create_default_context().load_verify_locations(cafile=path)
-            except ssl.SSLError:
-                raise CommandError(f"--ca-bundle: {path!r} holds no PEM certificate", returncode=2) from None
+                Engine(worker_env).ssl_context(opts["ca_bundle"])
+            except ConfigProblem as exc:
+                raise CommandError(f"--ca-bundle: {exc.reason}", returncode=2) from None
         headers = dict(_header(h) for h in opts["header"])
         try:
             return ProbeSpec(
@@ -105,7 +110,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=2) from None
 
     async def _run(self, spec: ProbeSpec, *, warm: bool) -> Measurement:
-        engine = Engine()
+        engine = Engine(settings.LATENCY_WORKER_ENV)
         try:
             if warm:
                 await engine.warm_up(spec)
