@@ -6,6 +6,12 @@ Two rules, each written once here and enforced through every door:
 - reading raw measurements (the CSV exports, and provider error texts on the
   pages): signed-in users with probes.view_measurement, public mode or not.
 
+Region workers themselves (host names, worker names, instance ids,
+releases, engines, clocks, key ids: what fingerprints a host and says what
+it runs) are for signed-in users with probes.view_worker, public mode or
+not, as on /api/v1/workers/; everyone who may read the dashboard sees each
+region's status and when it was last heard (see may_see_workers).
+
 Incidents (their pages, the markers on the dashboard's pages, the header's
 count) are for signed-in users only, public mode or not: see may_read_incidents.
 Acting on one (acknowledging, silencing a target) needs its permission.
@@ -30,6 +36,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 MEASUREMENT_PERMISSION = "probes.view_measurement"
+WORKER_PERMISSION = "probes.view_worker"
 # Free text written by a provider or the network stack: hidden together.
 ERROR_FIELDS = ("error", "error_type")
 
@@ -48,6 +55,12 @@ def can_read_dashboard(user) -> bool:
 def may_read_measurements(user) -> bool:
     """May read raw measurements: the exports and provider error texts."""
     return _signed_in(user) and user.has_perm(MEASUREMENT_PERMISSION)
+
+
+def may_see_workers(user) -> bool:
+    """May see the region workers themselves, not only their regions' status: a public dashboard must not
+    hand anyone the host names, releases and key ids of the fleet (where to aim, and what version to aim at)."""
+    return _signed_in(user) and user.has_perm(WORKER_PERMISSION)
 
 
 def may_read_incidents(user) -> bool:

@@ -49,18 +49,26 @@ def worker_json(row: readings.WorkerRow, region_status: str) -> dict:
     }
 
 
+def region_statuses(region_ids: list[int], now: datetime) -> dict:
+    """Each region's status (live, stale or dark) and when a worker of it was last heard, by slug, for some
+    regions (empty: all): what anyone who may read the dashboard sees of the fleet (latency.access.may_see_workers
+    decides who sees the workers themselves). "workers" is empty, so both answers have one shape."""
+    health = readings.region_health(now, region_ids or None)
+    slugs = dict(Region.objects.filter(id__in=list(health)).values_list("id", "slug"))
+    return {
+        "workers": [],
+        "regions": {slug: health[rid].status for rid, slug in slugs.items()},
+        "last_seen": {slug: health[rid].last_seen for rid, slug in slugs.items()},
+        "now": now,
+    }
+
+
 def workers(region_ids: list[int], now: datetime) -> dict:
     """Region workers heard in the last day (stopped ones briefly), newest first per region, for some regions
-    (empty: all), each with its region's status; and every such region's status by slug."""
+    (empty: all), each with its region's status; and every such region's status and last heartbeat by slug."""
     rows = readings.worker_rows(region_ids or None, now)
-    health = readings.region_health(now, region_ids or None)
+    statuses = region_statuses(region_ids, now)
     return {
-        "workers": [
-            worker_json(row, health[row.region_id].status if row.region_id in health else "dark") for row in rows
-        ],
-        "regions": {
-            slug: health[rid].status
-            for rid, slug in Region.objects.filter(id__in=list(health)).values_list("id", "slug")
-        },
-        "now": now,
+        **statuses,
+        "workers": [worker_json(row, statuses["regions"].get(row.region_slug, "dark")) for row in rows],
     }

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from latency import aggregates, charts
-from latency.access import dashboard_api
+from latency.access import dashboard_api, may_see_workers
 from latency.charts.distribution import histogram_figure
 from latency.charts.over_time import timeseries_figure, wants_lines
 from latency.charts.real_users import real_users_trace
@@ -306,10 +306,14 @@ def meta(request: HttpRequest):
 @dashboard_api
 def workers(request: HttpRequest):
     """Region workers heard in the last day (stopped ones briefly), newest first per region; ?region=<slug>
-    (repeatable) for some regions only. Each with its region's status (live, stale or dark)."""
+    (repeatable) for some regions only. Each with its region's status (live, stale or dark). Whoever may not
+    see the workers themselves (latency.access.may_see_workers) gets the regions' status and last heartbeat
+    only, with an empty worker list."""
     form = WorkersForm(request.GET, now=timezone.now())
     try:
         region_ids = form.result()
     except BadParameter as exc:
         return respond({"error": str(exc), "param": exc.param}, status=400)
-    return respond(aggregates.workers(region_ids, timezone.now()))
+    if may_see_workers(request.user):
+        return respond(aggregates.workers(region_ids, timezone.now()))
+    return respond(aggregates.region_statuses(region_ids, timezone.now()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django import forms
 from django.utils import timezone
@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from probes.models import Target
 from probes.readings.incidents import STATES
+from probes.timeparse import in_range
 
 STATE_LABELS = {
     "open": gettext_lazy("open"),
@@ -95,10 +96,13 @@ class SilenceForm(BackForm):
 
     def clean_until(self) -> datetime | None:
         until = self.cleaned_data["until"]
-        # Typed times are UTC, as every time on the site.
-        if until is not None:
-            until = until.replace(tzinfo=UTC) if until.tzinfo is None else until.astimezone(UTC)
-        return until
+        if until is None:
+            return None
+        # Typed times are UTC, as every time on the site; one the site cannot hold is refused, as everywhere.
+        try:
+            return in_range(until, self.data.get(self.add_prefix("until"), ""))
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean(self):
         data = super().clean()

@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 
 from latency import labels
 from latency import real_users as real_user_panel
-from latency.access import dashboard_page, may_read_incidents, may_see_errors, visible_rows
+from latency.access import dashboard_page, may_read_incidents, may_see_errors, may_see_workers, visible_rows
 from latency.forms import REAL_USER_MIX_WINDOWS, DashboardFilterForm, MixForm, RegionPageFilterForm
 from latency.incident_views import markers, silence_context
 from probes import deadletters, metrics, readings
@@ -257,7 +257,8 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ]
     selected = form.selected
     now = timezone.now()
-    workers = readings.worker_rows([region.id], now)
+    # Anyone else sees the region's status line only: no host, release or clock of a worker.
+    workers = readings.worker_rows([region.id], now) if may_see_workers(request.user) else []
     context = {
         "region": region,
         "health": readings.region_health(now, [region.id])[region.id],

@@ -325,9 +325,11 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
         return format_html('<pre class="dead-letter">{}</pre>', text)
 
 
-# Region workers: an admin module of their own (probes/fleet/admin_workers.py), registered on import.
+# Users and groups (probes/admin_users.py): Django's admins, with rights (superuser, staff, groups,
+# permissions) kept to superusers. Region workers: an admin module of their own (probes/fleet/admin_workers.py).
 # Alert rules, incidents, silences and notification channels (write-only Apprise URLs, health, "Send test
 # notification"): admin modules of their own, registered on import.
+from probes import admin_users  # noqa: E402, F401
 from probes.alerts import channels_admin, incidents_admin, rules_admin  # noqa: E402, F401
 
 # API tokens for /api/v1/ (shown once, revocable): their own admin module.

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.forms.fields import InvalidJSONInput
 from django.utils.html import json_script
+from django.utils.translation import gettext_lazy
 
+from probes.jsondepth import MAX_DEPTH, TooDeep, bounded
 from probes.models import Probe, Target
 from probes.presets import PRESET_FIELDS, admin_fill_data
 
@@ -32,6 +35,29 @@ def follow_model_bounds(form: forms.ModelForm) -> None:
             attr = "min" if isinstance(rule, MinValueValidator) else "max"
             setattr(field, f"{attr}_value", rule.limit_value)
             field.widget.attrs[attr] = rule.limit_value
+
+
+class BoundedJSONField(forms.JSONField):
+    """Django's JSON field with the site's depth bound (probes.jsondepth): a document nested too deep is a form
+    error, not the RecursionError (a 500) Django's lets through, and the page shows it back as typed."""
+
+    default_error_messages = {
+        "too_deep": gettext_lazy("This JSON nests deeper than %(depth)d levels."),
+    }
+
+    def to_python(self, value):
+        try:
+            return bounded(super().to_python, value)
+        except TooDeep:
+            raise forms.ValidationError(
+                self.error_messages["too_deep"], code="too_deep", params={"depth": MAX_DEPTH}
+            ) from None
+
+    def bound_data(self, data, initial):
+        try:
+            return bounded(super().bound_data, data, initial)
+        except TooDeep:
+            return InvalidJSONInput(data)
 
 
 class ProbeAdminForm(forms.ModelForm):
@@ -75,3 +101,4 @@ class TargetAdminForm(forms.ModelForm):
         model = Target
         fields = "__all__"  # noqa: DJ007 -- the admin's fieldsets choose what is shown
         widgets = {"provider": ProviderPresetSelect}
+        field_classes = {"headers": BoundedJSONField}

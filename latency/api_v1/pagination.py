@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from probes.readings.slots import started_up_to
+from probes.timeparse import in_range
 
 MAX_PAGE_SIZE = 1000
 PAGE_SIZE = 100
@@ -45,7 +46,8 @@ def decode(cursor: str) -> tuple[datetime, int]:
         raise ValueError(cursor) from None
     if started_at.tzinfo is None or not row_id.isascii() or not row_id.isdigit():
         raise ValueError(cursor)
-    return started_at, int(row_id)
+    # A hand-made cursor may name a time the slot bounds cannot be computed around (year 1 at +14:00).
+    return in_range(started_at), int(row_id)
 
 
 class MeasurementCursorPagination(pagination.BasePagination):

@@ -79,7 +79,7 @@ def test_a_stopped_beat_turns_the_region_dark_at_once():
     assert row.status == "stopped"
 
 
-def test_the_workers_api_shows_what_the_heartbeat_said(client, settings):
+def test_the_workers_api_shows_what_the_heartbeat_said(client, settings, fleet_viewer):
     settings.LATENCY_PUBLIC_DASHBOARD = True
     region = RegionFactory(slug="hb-oslo")
     now = datetime.now(UTC)

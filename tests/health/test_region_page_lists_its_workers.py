@@ -1,6 +1,7 @@
 """A region's page lists its workers (host, release, status, last heartbeat, runs in flight, queue
 depth, clock offset), says whether the region is live, stale or dark, and flags a clock more than a
-second off with what it means: start times from that host are off by as much."""
+second off with what it means: start times from that host are off by as much. (To users with
+probes.view_worker: tests/web/test_public_mode_shows_region_status_only.py has what others see.)"""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def region(settings):
+def region(settings, fleet_viewer):
+    # Public, so the page is the public one; the workers are shown to users with probes.view_worker only.
     settings.LATENCY_PUBLIC_DASHBOARD = True
     return RegionFactory(slug="page-lagos", name="Lagos")
 

@@ -1,6 +1,6 @@
 """GET /api/workers: every region worker heard lately with its region, host, release, last heartbeat,
-status, runs in flight and clock offset; ?region= narrows it (a form, as every endpoint reads its
-parameters); the same reading rule as the other endpoints."""
+status, runs in flight and clock offset, to users with probes.view_worker; ?region= narrows it (a form, as
+every endpoint reads its parameters); the same reading rule as the other endpoints."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def fleet():
     return lagos, lima
 
 
-def test_each_worker_carries_the_issues_fields(client, viewer, fleet):
+def test_each_worker_carries_the_issues_fields(client, fleet_viewer, fleet):
     body = client.get("/api/workers").json()
     assert all(set(worker) >= REQUIRED for worker in body["workers"])
     by_host = {w["hostname"]: w for w in body["workers"]}
@@ -43,7 +43,7 @@ def test_each_worker_carries_the_issues_fields(client, viewer, fleet):
     assert body["regions"]["api-lagos"] == "live"
 
 
-def test_the_region_parameter_names_the_regions_shown(client, viewer, fleet):
+def test_the_region_parameter_names_the_regions_shown(client, fleet_viewer, fleet):
     body = client.get("/api/workers?region=api-lima").json()
     assert [w["hostname"] for w in body["workers"]] == ["lima-1"]
     assert body["regions"] == {"api-lima": "stale"}
