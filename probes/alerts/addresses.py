@@ -41,6 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import apprise
+import dns.exception
+import dns.nameserver
+import dns.resolver
 from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -182,10 +185,6 @@ _current: contextvars.ContextVar[Guard | None] = contextvars.ContextVar("notific
 
 def _ask(nameservers: list[tuple[str, int]], name: str, family: int) -> list[str]:
     """The addresses of `name` from the configured DNS servers (A and AAAA, as `family` allows)."""
-    import dns.exception
-    import dns.nameserver
-    import dns.resolver
-
     resolver = dns.resolver.Resolver(configure=False)
     resolver.nameservers = [dns.nameserver.Do53Nameserver(ip, port) for ip, port in nameservers]
     kinds = {socket.AF_INET: ["A"], socket.AF_INET6: ["AAAA"]}.get(family, ["A", "AAAA"])
