@@ -7,6 +7,7 @@ ImproperlyConfigured naming the variable and the value it could not read.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 import ssl
@@ -71,6 +72,28 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_addresses(name: str, default_port: int) -> list[tuple[str, int]]:
+    """IP addresses with an optional port, comma separated: 192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53."""
+    addresses = []
+    for item in env_list(name, []):
+        if item.startswith("["):
+            host, _, port = item[1:].partition("]")
+            port = port.removeprefix(":")
+        elif item.count(":") == 1:
+            host, _, port = item.partition(":")
+        else:
+            host, port = item, ""  # an IPv4 address, or an IPv6 one without brackets (no port)
+        try:
+            address = str(ipaddress.ip_address(host))
+            number = int(port) if port else default_port
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an IP address with an optional :port") from None
+        if not 0 < number < 65536:
+            raise ImproperlyConfigured(f"{name}: {item!r} has a port out of range")
+        addresses.append((address, number))
+    return addresses
 
 
 def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:

@@ -14,7 +14,17 @@ from pathlib import Path
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from latency.env import broker_tls, channel_layer, database_from_url, env_bool, env_float, env_int, env_list, env_str
+from latency.env import (
+    broker_tls,
+    channel_layer,
+    database_from_url,
+    env_addresses,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+)
 from latency.proxy import parse_proxies
 from probes.engine.envpolicy import WorkerEnv
 
@@ -250,6 +260,13 @@ LATENCY_CHANNEL_FAILING_AFTER = env_int("LATENCY_CHANNEL_FAILING_AFTER", 3, mini
 # The longest wait, in seconds, between two attempts of a notification (probes.alerts.notify): the waits
 # double from 30 s up to it, with jitter.
 LATENCY_NOTIFY_RETRY_BACKOFF_MAX = env_int("LATENCY_NOTIFY_RETRY_BACKOFF_MAX", 300, minimum=1, maximum=3600)
+# Notification channels reach only public addresses (probes.alerts.addresses): a URL that leads to a loopback,
+# link-local, private or otherwise internal address is refused when saved and when sent. True lifts the policy,
+# for a webhook or mail relay on the site's own host or network.
+LATENCY_NOTIFY_ALLOW_PRIVATE = env_bool("LATENCY_NOTIFY_ALLOW_PRIVATE", False)
+# DNS servers (IP[:port], comma separated) that resolve the hosts of notification channels instead of the
+# system's resolver; empty: the system's.
+LATENCY_NOTIFY_DNS_SERVERS = env_addresses("LATENCY_NOTIFY_DNS_SERVERS", 53)
 # The site's address as its users reach it (https://atlas.example.com), for the incident link in
 # notifications; empty: the link is the path alone.
 LATENCY_SITE_URL = env_str("LATENCY_SITE_URL", "").rstrip("/")

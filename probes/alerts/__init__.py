@@ -7,6 +7,7 @@
                   on AlertState), incidents and their timeline, deliveries queued after commit
     attribution.py which phase moved, and the reading of it
     notify.py     delivery through Apprise: retries, timeline, channel health
+    addresses.py  channels reach public addresses only: each address checked as it is connected to
     secrets.py    channel URLs encrypted at rest, never shown back
 
 The figures come from probes.readings.alerts (the read package), like every page's.

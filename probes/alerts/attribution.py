@@ -11,6 +11,14 @@ connect, TLS), queueing or prefill at the provider (server wait, first
 token), generation (streaming), or a cold start, when each breaching
 region's breach is one slow call that came after an idle spell.
 
+Server wait (TTFB minus connection set-up) holds one round trip: the request
+going out and the first byte coming back. When the path got longer, server
+wait grows by about what TCP connect (one round trip) grew, and the provider
+added nothing. So the provider's share of a change in server wait is that
+change minus connect's (when connect moved); when what is left is within the
+tolerance (ROUND_TRIP_SLACK), the round trip explains it and the network path
+is named instead.
+
 Plain Python over readings: no ORM, no Celery."""
 
 from __future__ import annotations
@@ -42,6 +50,10 @@ READINGS = {
 # A piece moved when it grew by more than this many ms and this share of its baseline.
 MOVED_MS = 5.0
 MOVED_SHARE = 0.10
+# The provider's share of a server-wait change (the change minus connect's) is left to the round trip while it
+# is within this share of connect's change, or within MOVED_MS / MOVED_SHARE of the baseline server wait as for
+# any piece: medians of a jittered round trip do not cancel to the millisecond.
+ROUND_TRIP_SLACK = 0.10
 MILESTONES = ("dns", "connect", "tls", "ttfb", "ttft", "total")
 
 
@@ -108,10 +120,22 @@ def compare(window: dict[str, float | None] | None, baseline: dict[str, float | 
     now = stack_segments(window)
     before = stack_segments(baseline)
     deltas = {name: now[name] - before[name] for name in SEGMENT_NAMES}
-    moved = {name: d for name, d in deltas.items() if d > MOVED_MS and d > MOVED_SHARE * max(before[name], 1.0)}
+    moved = {name: d for name, d in deltas.items() if _moved(d, before[name])}
+    # The round trip inside server wait: what connect grew, when it moved at all (jitter is not a round trip).
+    round_trip = moved.get("connect", 0.0)
+    provider_share = deltas["server_wait"] - round_trip
+    explained = bool(round_trip) and "server_wait" in moved
+    if explained:
+        slack = max(MOVED_MS, MOVED_SHARE * max(before["server_wait"], 1.0), ROUND_TRIP_SLACK * round_trip)
+        if provider_share > slack:
+            moved["server_wait"] = provider_share
+            explained = False
+        else:
+            del moved["server_wait"]
     if not moved:
         return Attribution("", "no single phase moved clearly", deltas)
     phase = max(moved, key=lambda name: moved[name])
+    parts = []
     # The counterpart that did not move is what rules the other reading out.
     if phase in NETWORK:
         reading = READINGS["network"]
@@ -119,8 +143,19 @@ def compare(window: dict[str, float | None] | None, baseline: dict[str, float | 
     else:
         reading = READINGS[phase]
         witness = "connect"
-    parts = []
-    if witness not in moved and (now[witness] or before[witness]):
+    if witness not in moved and not explained and (now[witness] or before[witness]):
         parts.append(f"{SEGMENT_NAMES[witness]} unchanged")
-    parts.append(f"{SEGMENT_NAMES[phase]} {signed(deltas[phase])}")
+    if phase == "server_wait" and round_trip:
+        parts.append(f"{SEGMENT_NAMES['connect']} {signed(round_trip)}")
+        parts.append(f"{SEGMENT_NAMES[phase]} {signed(deltas[phase])} ({signed(provider_share)} beyond the round trip)")
+    else:
+        parts.append(f"{SEGMENT_NAMES[phase]} {signed(deltas[phase])}")
+    if explained and phase in NETWORK:
+        if phase != "connect":
+            parts.append(f"{SEGMENT_NAMES['connect']} {signed(round_trip)}")
+        parts.append(f"and {SEGMENT_NAMES['server_wait']} {signed(deltas['server_wait'])} with it (one round trip)")
     return Attribution(phase, f"{', '.join(parts)}: {reading}", deltas)
+
+
+def _moved(delta: float, before: float) -> bool:
+    return delta > MOVED_MS and delta > MOVED_SHARE * max(before, 1.0)

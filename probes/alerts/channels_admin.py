@@ -1,5 +1,6 @@
 """Notification channels in the admin. The Apprise URL is write-only: typed
-in, checked with Apprise, stored encrypted (probes.alerts.secrets), never
+in, checked with Apprise and against the address policy
+(probes.alerts.addresses), stored encrypted (probes.alerts.secrets), never
 shown back, not even in part; only its service is. The list flags a channel
 that keeps failing; "Send test notification" tries the selected channels.
 Deliveries are listed read-only, their errors scrubbed of the URL when they
@@ -15,11 +16,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from probes.admin_base import WrittenByCodeAdmin
+from probes.alerts.addresses import check_url, refusal
 from probes.alerts.models import Delivery, NotificationChannel
 from probes.alerts.notify import send_test
 from probes.alerts.secrets import encrypt_url, service_of
@@ -64,6 +67,10 @@ class NotificationChannelForm(forms.ModelForm):
                 code="invalid",
                 params={"service": service},
             )
+        # Where the service would connect, checked now; the same check runs again when it sends.
+        rule = check_url(url)
+        if rule:
+            raise forms.ValidationError(capfirst(refusal(rule)), code="internal_address")
         return url
 
     def save(self, commit: bool = True) -> NotificationChannel:

@@ -7,7 +7,9 @@ task per delivery on the maintenance queue, signed as the central side's
 with a compare-and-swap, sends, and records the attempt on the incident's
 timeline and in the channel's health. A failed attempt raises
 NotificationFailed and the task retries with backoff; the row counts the
-attempts, so after MAX_ATTEMPTS it is failed for good. A redelivered or
+attempts, so after MAX_ATTEMPTS it is failed for good. An attempt the address
+policy refused (the channel leads to an internal address:
+probes.alerts.addresses) fails for good at once: no retry changes it. A redelivered or
 duplicated task finds the row sent (or claimed by another run) and sends
 nothing.
 
@@ -33,6 +35,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from probes.alerts.addresses import guarded, refusal
 from probes.alerts.models import Delivery, Incident, IncidentEvent, NotificationChannel
 from probes.alerts.secrets import UnreadableURL, decrypt_url
 
@@ -136,18 +139,26 @@ def scrub(text: str, url: str) -> str:
 # --- sending -----------------------------------------------------------------------------------
 
 
-def _send(url: str, title: str, body: str) -> str | None:
-    """Send through Apprise; None when it was accepted, else why not (not yet scrubbed)."""
+def _send(url: str, title: str, body: str) -> tuple[str | None, bool]:
+    """Send through Apprise: (None, False) when it was accepted, else (why not, not yet scrubbed; whether
+    the address policy refused it, which no retry changes)."""
     notifier = apprise.Apprise()
     if not notifier.add(url):
-        return _("Apprise does not understand this URL (its form or a value in it); enter it again.")
+        return _("Apprise does not understand this URL (its form or a value in it); enter it again."), False
     # The result holds this call's own log capture: Apprise keeps it apart from other threads'
     # sends, which a handler on the shared `apprise` logger (LogCapture) would not. The warnings say
     # what failed; of the debug lines only the exceptions are kept ("Socket Exception: ... Connection
-    # refused"), which say why.
-    with notifier.notify(title=title, body=body, timeout=SEND_TIMEOUT_S, log_level=logging.DEBUG) as result:
+    # refused"), which say why. Every address the send reaches is checked as it connects (guarded).
+    with (
+        guarded() as guard,
+        notifier.notify(title=title, body=body, timeout=SEND_TIMEOUT_S, log_level=logging.DEBUG) as result,
+    ):
+        # Refused even when another address of the service took the message: the channel reached for an
+        # internal one.
+        if guard.refused:
+            return refusal(guard.refused), True
         if result:
-            return None
+            return None, False
         lines = [
             entry.message
             for entry in result.logs()
@@ -155,7 +166,7 @@ def _send(url: str, title: str, body: str) -> str | None:
         ]
         if result.status == apprise.AppriseResultStatus.TIMEOUT:
             lines.append(_("no answer within %(seconds)d s") % {"seconds": SEND_TIMEOUT_S})
-    return " ".join(lines) or _("Apprise reported a failure without a reason.")
+    return " ".join(lines) or _("Apprise reported a failure without a reason."), False
 
 
 def _reason(raw: str, url: str) -> str:
@@ -248,7 +259,8 @@ def deliver(delivery_id: int) -> str:
             raw, retry = _("the channel was disabled before the notification was sent"), False
         else:
             title, body = message(incident, delivery.transition)
-            raw = _send(url, title, body)
+            raw, final = _send(url, title, body)
+            retry = not final
     reason = None if raw is None else _reason(raw, url)
 
     now = timezone.now()
@@ -310,7 +322,7 @@ def send_test(channel: NotificationChannel) -> tuple[bool, str]:
         body = _("This is a test of the notification channel “%(name)s”. Alerts will arrive here.") % {
             "name": channel.name
         }
-    raw = _send(url, title, body)
+    raw, _final = _send(url, title, body)
     reason = None if raw is None else _reason(raw, url)
     _record_health(channel.pk, timezone.now(), reason)
     if reason is None:

@@ -1,4 +1,9 @@
-"""Fixtures of the notification tests: an incident of two regions with one delivery to a channel."""
+"""Fixtures of the notification tests: an incident of two regions with one delivery to a channel.
+
+Every channel here leads to loopback (the receivers, or port 9 where nothing listens), which the address
+policy refuses (probes.alerts.addresses): these tests allow private addresses, in this process by the
+fixture below and in the worker processes they start by LATENCY_NOTIFY_ALLOW_PRIVATE=true in their
+environment. tests/alerts_addresses proves the refusals with it off."""
 
 from __future__ import annotations
 
@@ -14,6 +19,11 @@ SUMMARY = (
     "TTFT p95 from Lagos and Nairobi to gpt-eu is 2.3x its 7-day baseline (1.9 s against 820 ms) for 10 min; "
     "TCP connect unchanged, server wait +1.1 s: queueing at the provider, not the network. 2 of 15 regions: regional."
 )
+
+
+@pytest.fixture(autouse=True)
+def private_addresses_allowed(settings):
+    settings.LATENCY_NOTIFY_ALLOW_PRIVATE = True
 
 
 def make_incident(**overrides):

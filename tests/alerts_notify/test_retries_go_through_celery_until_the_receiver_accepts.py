@@ -15,7 +15,8 @@ pytestmark = pytest.mark.timeout(180)
 
 
 def test_a_receiver_that_fails_twice_gets_the_third_attempt(pipeline, test_broker, delivery_to, json_receiver):
-    worker = pipeline.start_ingest(LATENCY_NOTIFY_RETRY_BACKOFF_MAX=1)
+    # The receiver is on loopback, which the address policy refuses unless told otherwise.
+    worker = pipeline.start_ingest(LATENCY_NOTIFY_RETRY_BACKOFF_MAX=1, LATENCY_NOTIFY_ALLOW_PRIVATE="true")
     wait_for(lambda: "ready." in worker.log(), 60, message="the ingest worker to be ready")
     delivery = delivery_to(json_receiver.apprise_url("/hook/TOKENSECRET123", password="PASSWORDSECRET"))
     json_receiver.fail_next(2, status=503)
