@@ -18,6 +18,7 @@ translated)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -26,10 +27,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 from google.rpc import code_pb2, status_pb2
 
-from probes.realusers import otlp
+from probes.realusers import otlp, otlp_count, ratelimit
 from probes.realusers.location import client_address
 from probes.realusers.otlp_metrics import export_metrics
-from probes.realusers.ratelimit import admit
 from probes.realusers.sources import authenticate, tally
 
 CONTENT_TYPES = {otlp.PROTOBUF: "application/x-protobuf", otlp.JSON: "application/json"}
@@ -52,6 +52,30 @@ def _content_length(request: HttpRequest) -> int | None:
         return None
 
 
+def _throttled(message: str, retry_after: int, encoding: str, http: int = 429) -> HttpResponse:
+    # UNAVAILABLE with Retry-After: OTLP/HTTP's retryable throttling answer; exporters wait that long.
+    response = _status(http, code_pb2.UNAVAILABLE, message, encoding)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+_slots: threading.BoundedSemaphore | None = None
+_slots_size = 0
+_slots_lock = threading.Lock()
+
+
+def _decode_slots() -> threading.BoundedSemaphore:
+    """This process's LATENCY_OTLP_DECODE_SLOTS: made on first use (a test's settings may change the size)."""
+    global _slots, _slots_size
+    with _slots_lock:
+        if _slots is None or _slots_size != settings.LATENCY_OTLP_DECODE_SLOTS:
+            _slots, _slots_size = (
+                threading.BoundedSemaphore(settings.LATENCY_OTLP_DECODE_SLOTS),
+                settings.LATENCY_OTLP_DECODE_SLOTS,
+            )
+        return _slots
+
+
 def _export(request: HttpRequest, signal: str) -> HttpResponse:
     encoding = otlp.encoding_of(request.content_type or "")
     if encoding is None:
@@ -65,22 +89,55 @@ def _export(request: HttpRequest, signal: str) -> HttpResponse:
     source = authenticate(_token(request))
     if source is None:
         return _status(401, code_pb2.UNAUTHENTICATED, "send an ingest token: Authorization: Bearer <token>", encoding)
-    retry_after = admit(source.id)
+    # A source whose minute is spent is told so before its body is read.
+    retry_after = ratelimit.otlp_spent(source.id)
     if retry_after is not None:
-        response = _status(429, code_pb2.UNAVAILABLE, "over this source's rate limit; retry later", encoding)
-        response["Retry-After"] = str(retry_after)
-        return response
+        return _throttled("over this source's spans and points per minute; retry later", retry_after, encoding)
+    slots = _decode_slots()
+    # Bodies are read, decoded and stored a few at a time per process: what bounds the receiver's memory
+    # whatever the number of exports arriving at once.
+    if not slots.acquire(timeout=settings.LATENCY_OTLP_DECODE_WAIT_SECONDS):
+        return _throttled("the receiver is busy; retry later", 1, encoding, http=503)
+    try:
+        return _decode_and_store(request, signal, encoding, source)
+    finally:
+        slots.release()
+
+
+def _decode_and_store(request: HttpRequest, signal: str, encoding: str, source) -> HttpResponse:
+    limit = settings.LATENCY_OTLP_MAX_BODY_BYTES
     # request.read(), not request.body: the body is capped here (one byte past the limit tells it was larger),
     # whatever DATA_UPLOAD_MAX_MEMORY_SIZE says for form posts.
     body = request.read(limit + 1)
     if len(body) > limit:
         return _status(413, code_pb2.INVALID_ARGUMENT, f"the body is larger than {limit} bytes", encoding)
     now = datetime.now(UTC)
+    cap = settings.LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST
+    what = "spans" if signal == otlp.TRACES else "data points"
     try:
         data = otlp.decompress(
             body, request.headers.get("Content-Encoding", ""), settings.LATENCY_OTLP_MAX_DECODED_BYTES
         )
-        message = otlp.parse(signal, data, encoding)
+        del body
+        loaded = otlp.load(signal, data, encoding)
+        del data
+        items = otlp_count.count(signal, loaded, encoding, stop=cap)
+        if items > cap:
+            return _status(
+                413,
+                code_pb2.INVALID_ARGUMENT,
+                f"more than {cap} {what} in one request: lower the exporter's batch size",
+                encoding,
+            )
+        retry_after = ratelimit.admit_otlp(source.id, items, now)
+        if retry_after is not None:
+            return _throttled(
+                f"{items} {what} would exceed this source's spans and points per minute; retry later",
+                retry_after,
+                encoding,
+            )
+        message = otlp.parse(signal, loaded, encoding)
+        del loaded
     except otlp.TooLarge as error:
         return _status(413, code_pb2.INVALID_ARGUMENT, str(error), encoding)
     except otlp.Unsupported as error:
@@ -92,6 +149,7 @@ def _export(request: HttpRequest, signal: str) -> HttpResponse:
         outcome = otlp.export_traces(source, message, ip, now)  # type: ignore[arg-type]
     else:
         outcome = export_metrics(source, message, ip, now)  # type: ignore[arg-type]
+    del message
     tally(source.id, calls=outcome.calls, ignored=outcome.ignored, rejected=outcome.rejected,
           reason=outcome.message, now=now)  # fmt: skip
     response = otlp.response_for(signal, outcome)
