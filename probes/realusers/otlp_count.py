@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.realusers.otlp import JSON, METRICS, TRACES, BadRequest
+from probes.realusers.otlp import JSON, METRICS, REQUESTS, TRACES, BadRequest
 
 # Wire types (protobuf encoding).
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
@@ -31,11 +31,15 @@ METRIC_DATA_FIELDS = frozenset({5, 7, 9, 10, 11})
 METRIC_DATA_KEYS = ("gauge", "sum", "histogram", "exponentialHistogram", "exponential_histogram", "summary")
 
 
+class _Malformed(ValueError):
+    pass
+
+
 def _varint(data: memoryview, i: int, end: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if i >= end or shift > 63:
-            raise BadRequest("the body is not a protobuf OTLP export: a varint runs past its field")
+            raise _Malformed("a varint runs past its field")
         byte = data[i]
         i += 1
         value |= (byte & 0x7F) << shift
@@ -59,14 +63,14 @@ def _fields(data: memoryview, start: int, end: int):
         elif wire == LEN:
             length, i = _varint(data, i, end)
             if i + length > end:
-                raise BadRequest("the body is not a protobuf OTLP export: a field runs past its message")
+                raise _Malformed("a field runs past its message")
             yield number, i, i + length
             i += length
             continue
         else:
-            raise BadRequest(f"the body is not a protobuf OTLP export: wire type {wire} in field {number}")
+            raise _Malformed(f"wire type {wire} in field {number}")
         if i > end:
-            raise BadRequest("the body is not a protobuf OTLP export: a field runs past its message")
+            raise _Malformed("a field runs past its message")
 
 
 def _count_protobuf(data: memoryview, path: tuple[Any, ...], start: int, end: int, stop: int, counted: int) -> int:
@@ -87,7 +91,10 @@ PATHS = {TRACES: (1, 2, 2), METRICS: (1, 2, 2, METRIC_DATA_FIELDS, 1)}
 def count_protobuf(signal: str, data: bytes, stop: int) -> int:
     """Spans (TRACES) or data points (METRICS) in a protobuf export; past `stop`, any number above it."""
     view = memoryview(data)
-    return _count_protobuf(view, PATHS[signal], 0, len(view), stop, 0)
+    try:
+        return _count_protobuf(view, PATHS[signal], 0, len(view), stop, 0)
+    except _Malformed as error:
+        raise BadRequest(f"the body is not a protobuf {REQUESTS[signal].DESCRIPTOR.name}: {error}") from None
 
 
 def _list(node: Any, key: str, snake: str) -> list:
