@@ -59,21 +59,41 @@ def _throttled(message: str, retry_after: int, encoding: str, http: int = 429) -
     return response
 
 
-_slots: threading.BoundedSemaphore | None = None
-_slots_size = 0
+class DecodeSlots:
+    """A process's LATENCY_OTLP_DECODE_SLOTS. A body takes one, a JSON body two: json.loads holds its text twice
+    (the bytes and the str it decodes them to) besides what it reads, about twice a protobuf body's peak.
+    Waiting is bounded (the caller's timeout), so a burst is told to retry rather than queued without end."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.free = size
+        self._changed = threading.Condition()
+
+    def acquire(self, weight: int, timeout: float) -> bool:
+        weight = min(weight, self.size)
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.free >= weight, timeout):
+                return False
+            self.free -= weight
+            return True
+
+    def release(self, weight: int) -> None:
+        with self._changed:
+            self.free += min(weight, self.size)
+            self._changed.notify_all()
+
+
+_slots: dict[int, DecodeSlots] = {}  # by size: one set per process
 _slots_lock = threading.Lock()
 
 
-def _decode_slots() -> threading.BoundedSemaphore:
-    """This process's LATENCY_OTLP_DECODE_SLOTS: made on first use (a test's settings may change the size)."""
-    global _slots, _slots_size
+def decode_slots() -> DecodeSlots:
+    """This process's slots: made on first use (a test's settings may change their number)."""
     with _slots_lock:
-        if _slots is None or _slots_size != settings.LATENCY_OTLP_DECODE_SLOTS:
-            _slots, _slots_size = (
-                threading.BoundedSemaphore(settings.LATENCY_OTLP_DECODE_SLOTS),
-                settings.LATENCY_OTLP_DECODE_SLOTS,
-            )
-        return _slots
+        size = settings.LATENCY_OTLP_DECODE_SLOTS
+        if size not in _slots:
+            _slots[size] = DecodeSlots(size)
+        return _slots[size]
 
 
 def _export(request: HttpRequest, signal: str) -> HttpResponse:
@@ -93,15 +113,16 @@ def _export(request: HttpRequest, signal: str) -> HttpResponse:
     retry_after = ratelimit.otlp_spent(source.id)
     if retry_after is not None:
         return _throttled("over this source's spans and points per minute; retry later", retry_after, encoding)
-    slots = _decode_slots()
+    slots = decode_slots()
+    weight = 2 if encoding == otlp.JSON else 1
     # Bodies are read, decoded and stored a few at a time per process: what bounds the receiver's memory
     # whatever the number of exports arriving at once.
-    if not slots.acquire(timeout=settings.LATENCY_OTLP_DECODE_WAIT_SECONDS):
+    if not slots.acquire(weight, timeout=settings.LATENCY_OTLP_DECODE_WAIT_SECONDS):
         return _throttled("the receiver is busy; retry later", 1, encoding, http=503)
     try:
         return _decode_and_store(request, signal, encoding, source)
     finally:
-        slots.release()
+        slots.release(weight)
 
 
 def _decode_and_store(request: HttpRequest, signal: str, encoding: str, source) -> HttpResponse:
@@ -119,9 +140,7 @@ def _decode_and_store(request: HttpRequest, signal: str, encoding: str, source) 
             body, request.headers.get("Content-Encoding", ""), settings.LATENCY_OTLP_MAX_DECODED_BYTES
         )
         del body
-        loaded = otlp.load(signal, data, encoding)
-        del data
-        items = otlp_count.count(signal, loaded, encoding, stop=cap)
+        items = otlp_count.count(signal, data, encoding, stop=cap)
         if items > cap:
             return _status(
                 413,
@@ -136,8 +155,8 @@ def _decode_and_store(request: HttpRequest, signal: str, encoding: str, source) 
                 retry_after,
                 encoding,
             )
-        message = otlp.parse(signal, loaded, encoding)
-        del loaded
+        message = otlp.parse(signal, data, encoding)
+        del data
     except otlp.TooLarge as error:
         return _status(413, code_pb2.INVALID_ARGUMENT, str(error), encoding)
     except otlp.Unsupported as error:

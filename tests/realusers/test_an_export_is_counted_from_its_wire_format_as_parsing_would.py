@@ -11,7 +11,7 @@ import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from probes.realusers.otlp import JSON, METRICS, PROTOBUF, TRACES, BadRequest, load
+from probes.realusers.otlp import JSON, METRICS, PROTOBUF, TRACES, BadRequest
 from probes.realusers.otlp_count import count
 from tests.realusers_otlp.conftest import trace_request
 
@@ -44,10 +44,12 @@ def _metrics():
 def test_the_count_is_what_parsing_finds(signal, build):
     message, expected = build()
     data = message.SerializeToString() + b"\xf8\x07\x01"  # an unknown varint field 127 at the end
-    assert count(signal, load(signal, data, PROTOBUF), PROTOBUF, stop=1000) == expected
+    assert count(signal, data, PROTOBUF, stop=1000) == expected
     document = json.loads(json_format.MessageToJson(message))
-    assert count(signal, load(signal, json.dumps(document).encode(), JSON), JSON, stop=1000) == expected
+    document["unknownField"] = {"nested": [{"deeper": 1}]}
+    assert count(signal, json.dumps(document).encode(), JSON, stop=1000) == expected
     assert count(signal, data, PROTOBUF, stop=2) == 3
+    assert count(signal, json.dumps(document).encode(), JSON, stop=2) == 3
 
 
 def test_broken_wire_data_is_bad_data():
@@ -56,3 +58,5 @@ def test_broken_wire_data_is_bad_data():
         count(TRACES, data[:-5], PROTOBUF, stop=1000)
     with pytest.raises(BadRequest):
         count(METRICS, b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", PROTOBUF, stop=1000)
+    with pytest.raises(BadRequest, match="not JSON"):
+        count(TRACES, b'{"resourceSpans": [', JSON, stop=1000)

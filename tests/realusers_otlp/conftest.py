@@ -26,6 +26,8 @@ from devtools.harness import UvicornServer, wait_for
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+# probes.realusers.otlp's encodings ("protobuf", "json") to their Content-Type.
+CONTENT_TYPES = {"protobuf": PROTOBUF, "json": JSON}
 
 
 @pytest.fixture
