@@ -6,12 +6,15 @@ Public (exporters have no session) but authenticated by an ingest source's token
 csrf-exempt for the same reason. Answers as the OTLP specification says: 200 with an Export*ServiceResponse in
 the request's encoding (partial_success set only when something was rejected); a google.rpc.Status body for
 every error: 400 undecodable, 401 no or wrong token, 405 not a POST, 413 over LATENCY_OTLP_MAX_BODY_BYTES (or
-LATENCY_OTLP_MAX_DECODED_BYTES once decompressed), 415 an unsupported Content-Type or Content-Encoding, 429 with
-Retry-After over the source's rate (probes.realusers.ratelimit). A disabled source's token is refused like a
-wrong one (401): the answer does not tell whether a token ever existed.
+LATENCY_OTLP_MAX_DECODED_BYTES once decompressed, or more spans or points than
+LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST), 415 an unsupported Content-Type or Content-Encoding, 429 with
+Retry-After over the source's spans and points per minute (probes.realusers.ratelimit), 503 with Retry-After when
+the process's decode slots stay taken. A disabled source's token is refused like a wrong one (401): the answer
+does not tell whether a token ever existed.
 
-The checks run cheapest first, and the body is read only once the sender is known and within its rate: the
-Content-Length header is checked before reading, and the read itself stops one byte past the cap.
+The checks run cheapest first, and the body is read only once the sender is known, its minute not spent, and a
+decode slot taken: the Content-Length header is checked before reading, the read itself stops one byte past the
+cap, and the spans or points are counted (probes.realusers.otlp_count) before any is built.
 
 Error messages are for developers reading an exporter's log, in English as the specification asks (not
 translated)."""
