@@ -3,7 +3,7 @@
 Public (no login, no CSRF token: another site's page sends it), and authenticated by the source's browser key
 in the body, with the Origin header checked against the source's allowed origins. The key is public by design
 (it sits in the page's script tag); what the pair guards is that beacons come from the pages the source named,
-and the rate limit per source (probes.realusers.ratelimit, shared with OTLP).
+and the budgets per client address, per target and per source (probes.realusers.ratelimit, apart from OTLP's).
 
 The body is a form, `application/x-www-form-urlencoded` (what navigator.sendBeacon sends for URLSearchParams),
 and `text/plain` holding the same encoding is accepted too (a string handed to sendBeacon). Both are
@@ -13,7 +13,8 @@ with fetch() and headers of their own. The fields: latency.beacon_forms.BeaconFo
 
 Answers: 204 stored; 400 a malformed body (JSON naming the fields); 403 an unknown or disabled key, a missing
 Origin, or an origin the source does not allow (no CORS headers, so the page cannot read even that); 413 over
-LATENCY_BEACON_MAX_BODY_BYTES; 415 another content type; 429 with Retry-After over the source's rate limit.
+LATENCY_BEACON_MAX_BODY_BYTES; 415 another content type; 429 with Retry-After over the address's, the target's or
+the source's beacons per minute.
 An allowed origin gets Access-Control-Allow-Origin (echoed, with Vary: Origin) on every answer but 403, never
 Access-Control-Allow-Credentials: the beacon needs no cookie, and a page's script gets no answer that depends on
 one."""
@@ -118,12 +119,14 @@ def beacon(request: HttpRequest) -> HttpResponse:
         return _refused(403, _("unknown or disabled browser key"))
     if origin not in source.allowed_origins:
         return _refused(403, _("this origin may not send beacons with this key"))
-    retry_after = ratelimit.admit(source.id)
+    target = _target_of(form.cleaned_data["target"])
+    address = client_address(request)
+    retry_after = ratelimit.admit_beacon(source.id, address, target.id if target else None)
     if retry_after is not None:
-        response = _refused(429, _("too many requests for this source; retry later"), origin)
+        response = _refused(429, _("too many beacons; retry later"), origin)
         response["Retry-After"] = str(retry_after)
         return response
-    record(source.id, [_observed(request, form, source)])
+    record(source.id, [_observed(form, source, target, address)])
     tally(source.id, calls=1)
     return _with_cors(HttpResponse(status=204), origin)
 
@@ -138,19 +141,18 @@ def _preflight(origin: str | None) -> HttpResponse:
     return response
 
 
-def _observed(request: HttpRequest, form: BeaconForm, source: IngestSource) -> Observed:
+def _observed(form: BeaconForm, source: IngestSource, target: Target | None, address: str | None) -> Observed:
     """The call as stored. A named target that exists gives the call its host and model, as a span matched to
     it would have; a name that matches no target is not kept (it names nothing here) and the call is stored
     under "other providers" with no host or model."""
     data = form.cleaned_data
-    target = _target_of(data["target"])
     total = form.total_ms
     # The page's clock is not trusted: the call started its duration before it was received.
     started = datetime.now(UTC) - timedelta(milliseconds=total)
     return Observed(
         kind=BEACON,
         observed_at=started,
-        place=place_for({}, client_address(request), source),
+        place=place_for({}, address, source),
         host=(urlsplit(target.url).hostname or "") if target else "",
         model=target.model if target else "",
         service=data["label"],

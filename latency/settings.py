@@ -281,8 +281,41 @@ LATENCY_OTLP_MAX_BODY_BYTES = env_int("LATENCY_OTLP_MAX_BODY_BYTES", 4 * 1024 * 
 LATENCY_OTLP_MAX_DECODED_BYTES = env_int("LATENCY_OTLP_MAX_DECODED_BYTES", 32 * 1024 * 1024, minimum=1024)
 # A browser beacon is a few hundred bytes of timings; a larger body is no beacon of ours (413).
 LATENCY_BEACON_MAX_BODY_BYTES = env_int("LATENCY_BEACON_MAX_BODY_BYTES", 16 * 1024, minimum=512, maximum=1024 * 1024)
-# Requests per minute one ingest source may make (OTLP and beacons together); over it: 429 with Retry-After.
-LATENCY_INGEST_RATE_PER_MINUTE = env_int("LATENCY_INGEST_RATE_PER_MINUTE", 1200, minimum=1)
+# The ingest's budgets per minute (probes.realusers.ratelimit), each its own, so that a beacon flood leaves OTLP
+# its budget and the reverse; over one: 429 with Retry-After. OTLP counts spans plus metric points per source, and
+# refuses (413) a request of more than the per-request cap before building it in memory.
+LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE = env_int(
+    "LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE", 300_000, minimum=1, maximum=1_000_000_000
+)
+LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST = env_int(
+    "LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST", 10_000, minimum=1, maximum=1_000_000
+)
+if LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST > LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE:
+    raise ImproperlyConfigured(
+        f"LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST={LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST} must not be "
+        f"more than LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE={LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE}: such a "
+        "request could never be admitted"
+    )
+# OTLP bodies one web process reads and decodes at once; more wait up to LATENCY_OTLP_DECODE_WAIT_SECONDS for a
+# turn, then get 503 with Retry-After. With the body caps and the per-request cap, this bounds the receiver's memory.
+LATENCY_OTLP_DECODE_SLOTS = env_int("LATENCY_OTLP_DECODE_SLOTS", 2, minimum=1, maximum=64)
+LATENCY_OTLP_DECODE_WAIT_SECONDS = env_int("LATENCY_OTLP_DECODE_WAIT_SECONDS", 10, minimum=0, maximum=300)
+# Beacons per source, per client address (of one source; an IPv6 address by its /64) and per target named.
+LATENCY_BEACONS_PER_MINUTE = env_int("LATENCY_BEACONS_PER_MINUTE", 600, minimum=1, maximum=1_000_000_000)
+LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE = env_int(
+    "LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE", 30, minimum=1, maximum=1_000_000_000
+)
+LATENCY_BEACONS_PER_TARGET_PER_MINUTE = env_int(
+    "LATENCY_BEACONS_PER_TARGET_PER_MINUTE", 300, minimum=1, maximum=1_000_000_000
+)
+if "LATENCY_INGEST_RATE_PER_MINUTE" in os.environ:
+    # One shared budget let a beacon flood lock the source's OTLP exporter out; a value set for it would now be
+    # ignored without a word, so start-up says what replaced it.
+    raise ImproperlyConfigured(
+        "LATENCY_INGEST_RATE_PER_MINUTE is gone: set LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE and "
+        "LATENCY_BEACONS_PER_MINUTE (with LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE, "
+        "LATENCY_BEACONS_PER_TARGET_PER_MINUTE) instead"
+    )
 # An offline city database (MaxMind DB format: GeoLite2-City or DB-IP City Lite) to place users by their
 # address; empty: the GeoLite2 City database of the maxminddb-geolite2 package. Never a network lookup.
 LATENCY_GEOIP_DATABASE = env_str("LATENCY_GEOIP_DATABASE", "")

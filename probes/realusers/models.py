@@ -167,18 +167,23 @@ class ObservationRollup(models.Model):
 
 
 class IngestRate(models.Model):
-    """Requests a source made in one minute: the OTLP receiver's and the beacon's rate limit, counted in the
-    database so every web process shares it (INSERT ... ON CONFLICT DO UPDATE ... RETURNING count)."""
+    """What a source took from one of its budgets in one minute (probes.realusers.ratelimit): OTLP spans and
+    points, or beacons per address, per target and in all. Counted in the database so every web process shares
+    it (INSERT ... ON CONFLICT DO UPDATE ... RETURNING count)."""
 
     source = models.ForeignKey(IngestSource, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # "otlp", "beacon", "beacon-target:<id>", "beacon-address:<keyed hash>" (never the address itself).
+    bucket = models.CharField(max_length=64, default="")
     minute = models.DateTimeField()
     count = models.PositiveIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["source", "minute"], name="ingest_rate_one_per_minute")]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "bucket", "minute"], name="ingest_rate_one_per_bucket_minute")
+        ]
 
     def __str__(self) -> str:
-        return f"{self.count} requests at {self.minute:%Y-%m-%d %H:%M} UTC"
+        return f"{self.count} {self.bucket} at {self.minute:%Y-%m-%d %H:%M} UTC"
 
 
 class MetricStream(models.Model):

@@ -11,8 +11,9 @@ specification requires.
 Which spans count. A span is a GenAI call when it carries at least one `gen_ai.*` attribute and its
 `gen_ai.operation.name` is not an agent, workflow or tool step (NOT_MODEL_CALLS: those wrap model calls that
 have spans of their own, and timing them would mix a tool's latency into the model's). Other spans (HTTP, the
-database, the application's own) are ignored and counted, never rejected. A GenAI span with no start time or an
-end before its start is rejected (partial_success.rejected_spans).
+database, the application's own) are ignored and counted, never rejected. A GenAI span with no start time, an
+end before its start, or a start outside window() (older than the retention, or more than an hour ahead) is
+rejected (partial_success.rejected_spans).
 
 What is read, and nothing else (content never is; see CONTENT_NOTE):
 - provider: `gen_ai.provider.name`, else the older `gen_ai.system`;
@@ -189,24 +190,36 @@ def _hex_ids_to_base64(node: Any) -> None:
             _hex_ids_to_base64(item)
 
 
-def parse(signal: str, data: bytes, encoding: str) -> Message:
-    """The Export*ServiceRequest of a signal (TRACES or METRICS) from its decompressed body."""
-    message = REQUESTS[signal]()
+def load(signal: str, data: bytes, encoding: str) -> bytes | dict:
+    """The body ready for counting (probes.realusers.otlp_count) and parse(): protobuf bytes as they are, a JSON
+    document decoded (its hex ids made base64)."""
     if encoding == PROTOBUF:
+        return data
+    name = REQUESTS[signal].DESCRIPTOR.name
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise BadRequest(f"the body is not JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise BadRequest(f"the body is not a JSON {name} object")
+    _hex_ids_to_base64(document)
+    return document
+
+
+def parse(signal: str, data: bytes | dict, encoding: str) -> Message:
+    """The Export*ServiceRequest of a signal (TRACES or METRICS) from its decompressed body (or what load()
+    made of it)."""
+    if isinstance(data, bytes):
+        data = load(signal, data, encoding)
+    message = REQUESTS[signal]()
+    if isinstance(data, bytes):
         try:
             message.ParseFromString(data)
         except (DecodeError, RecursionError) as error:
             raise BadRequest(f"the body is not a protobuf {message.DESCRIPTOR.name}: {error}") from None
         return message
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError) as error:
-        raise BadRequest(f"the body is not JSON: {error}") from None
-    if not isinstance(document, dict):
-        raise BadRequest(f"the body is not a JSON {message.DESCRIPTOR.name} object")
-    _hex_ids_to_base64(document)
-    try:
-        json_format.ParseDict(document, message, ignore_unknown_fields=True)
+        json_format.ParseDict(data, message, ignore_unknown_fields=True)
     except (json_format.ParseError, ValueError, TypeError, RecursionError) as error:
         raise BadRequest(f"the body is not an OTLP JSON {message.DESCRIPTOR.name}: {error}") from None
     return message
@@ -271,6 +284,24 @@ def from_ns(ns: int) -> datetime:
     return datetime.fromtimestamp(ns / 1e9, tz=UTC)
 
 
+def window(now: datetime) -> tuple[datetime, datetime]:
+    """The times a call (a span's start, a metric point's time) may have: from LATENCY_RETENTION_DAYS back to
+    FUTURE_SLACK ahead. Outside them it is rejected: its raw row would be deleted at once while its hourly rollup
+    stayed, kept as long as rollups are (forever by default), for an hour in 1970 or 2058."""
+    from django.conf import settings
+
+    return now - timedelta(days=settings.LATENCY_RETENTION_DAYS), now + FUTURE_SLACK
+
+
+def outside(when: datetime, bounds: tuple[datetime, datetime]) -> str:
+    """Why `when` is rejected (a reason for partial_success), or "" when it lies within the window."""
+    if when < bounds[0]:
+        return "older than the retention (LATENCY_RETENTION_DAYS)"
+    if when > bounds[1]:
+        return "more than an hour in the future (check the sender's clock)"
+    return ""
+
+
 # --- traces ---------------------------------------------------------------------------------------------
 
 
@@ -305,15 +336,17 @@ def _plausible(ttft_ms: float, total_ms: float) -> float | None:
 
 
 def _span_call(
-    span: Any, values: dict[str, Any], place: Place, service: str, now: datetime, result: TraceResult
-) -> Observed | None:
+    span: Any, values: dict[str, Any], place: Place, service: str, bounds: tuple[datetime, datetime],
+    result: TraceResult,
+) -> Observed | None:  # fmt: skip
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
     if start <= 0 or end < start:
         result.reject("a GenAI span needs a start time and an end no earlier than its start")
         return None
     observed_at = from_ns(start)
-    if observed_at > now + FUTURE_SLACK:
-        result.reject("a GenAI span started more than an hour in the future (check the sender's clock)")
+    why = outside(observed_at, bounds)
+    if why:
+        result.reject(f"a GenAI span started {why}")
         return None
     total_ms = (end - start) / 1e6
     ttft_ms, ttft_from = _ttft_ms(span, values, total_ms)
@@ -343,6 +376,7 @@ def _span_call(
 def read_spans(request: ExportTraceServiceRequest, client_ip: str | None, source: Any, now: datetime) -> TraceResult:
     """The GenAI calls of a trace export, placed; other spans counted as ignored."""
     result = TraceResult()
+    bounds = window(now)
     for resource_spans in request.resource_spans:
         resource = pick(resource_spans.resource.attributes, RESOURCE_KEYS)
         service = text(resource.get("service.name"), 200)
@@ -367,7 +401,7 @@ def read_spans(request: ExportTraceServiceRequest, client_ip: str | None, source
                     place = resource_place
                 else:
                     place = place_for({**resource, **values}, client_ip, source)
-                call = _span_call(span, values, place, service, now, result)
+                call = _span_call(span, values, place, service, bounds, result)
                 if call is not None:
                     result.observed.append(call)
                     sent_spans = True

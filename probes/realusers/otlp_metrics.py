@@ -8,7 +8,9 @@ Which metrics (all histograms, seconds unless their unit says "ms"):
   `gen_ai.client.response.time_to_first_token` (LiteLLM's OpenTelemetry callback),
   `gen_ai.server.time_to_first_token` (OpenLLMetry's openai instrumentation records the time to its first
   streamed chunk, measured in the client, under this name).
-Other metrics are ignored; points of these metrics that cannot be read are rejected (partial_success).
+Other metrics are ignored; points of these metrics that cannot be read are rejected (partial_success), and so are
+points whose time lies outside probes.realusers.otlp.window() (older than the retention, or more than an hour
+ahead, as spans), that start after their time, or whose counts add up to 2^31 or more (MAX_COUNT).
 
 Histogram and ExponentialHistogram points alike become one representative value per non-empty bucket, with the
 bucket's count: the geometric midpoint of the bucket's bounds, narrowed by the point's min and max when given
@@ -57,11 +59,13 @@ from probes.realusers.otlp import (
     PLACE_KEYS,
     Outcome,
     from_ns,
+    outside,
     pick,
     resource_key,
     scalar,
     text,
     ttft_key,
+    window,
 )
 from probes.realusers.types import ObservedHistogram
 
@@ -83,6 +87,9 @@ POINT_KEYS = frozenset(
 ) | PLACE_KEYS  # fmt: skip
 NEW_STREAM = -1  # MetricStream.start_time_ns of a row made for a stream not seen before
 ZERO = "z"  # the exponential histogram's zero bucket
+# Calls one point may add: the rollups' counts are PostgreSQL integers (2^31 - 1 at most), and no application
+# makes two billion LLM calls between two exports.
+MAX_COUNT = 2**31
 
 
 @dataclass
@@ -123,8 +130,9 @@ def _stream_key(resource: list, scope: str, name: str, attributes: Mapping[str, 
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _read(request: ExportMetricsServiceRequest) -> _Read:
+def _read(request: ExportMetricsServiceRequest, now: datetime) -> _Read:
     read = _Read()
+    allowed = window(now)
     for resource_metrics in request.resource_metrics:
         everything = sorted((kv.key, scalar(kv)) for kv in resource_metrics.resource.attributes)
         resource = dict(everything)
@@ -156,6 +164,13 @@ def _read(request: ExportMetricsServiceRequest) -> _Read:
                     if p.time_unix_nano <= 0:
                         read.reject("a histogram point needs its time")
                         continue
+                    why = outside(from_ns(p.time_unix_nano), allowed)
+                    if why:
+                        read.reject(f"a histogram point's time is {why}")
+                        continue
+                    if p.start_time_unix_nano > p.time_unix_nano:
+                        read.reject("a histogram point's start time is after its time")
+                        continue
                     if data == "histogram":
                         bounds = list(p.explicit_bounds)
                         if not p.bucket_counts or len(p.bucket_counts) != len(bounds) + 1:
@@ -179,6 +194,9 @@ def _read(request: ExportMetricsServiceRequest) -> _Read:
                         if p.zero_count:
                             counts[ZERO] = int(p.zero_count)
                         layout = "exponential"
+                    if sum(counts.values()) >= MAX_COUNT:
+                        read.reject(f"a histogram point's counts must add up to less than {MAX_COUNT}")
+                        continue
                     read.points.append(
                         _Point(
                             metric=kind,
@@ -293,7 +311,7 @@ def export_metrics(source: Any, request: ExportMetricsServiceRequest, client_ip:
     from probes.models import MetricStream, SpanResource
     from probes.realusers.store import record
 
-    read = _read(request)
+    read = _read(request, now)
     outcome = Outcome(rejected=read.rejected, message="; ".join(read.reasons))
     if not read.points:
         return outcome

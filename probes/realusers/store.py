@@ -28,6 +28,8 @@ _OBSERVATION_COLUMNS = (
     "service", "country", "city", "latitude", "longitude", "place_from", "ttft_ms", "ttft_from", "total_ms",
     "output_tokens", "error_type",
 )  # fmt: skip
+# The rollups' samples and errors are PostgreSQL integers.
+INT_MAX = 2**31 - 1
 _KEY_COLUMNS = ("hour", "target_id", "host", "model", "country", "city", "latitude", "longitude")
 
 
@@ -45,8 +47,10 @@ def _upsert_sql(table: str, rows: int) -> str:
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
     updates = ", ".join(
         [
-            "samples = r.samples + EXCLUDED.samples",
-            "errors = r.errors + EXCLUDED.errors",
+            # Saturated rather than overflowing: a sum past the integer column's range would fail the whole
+            # batch with a 500, and no real hour and place comes near it.
+            f"samples = LEAST(r.samples::bigint + EXCLUDED.samples, {INT_MAX})",
+            f"errors = LEAST(r.errors::bigint + EXCLUDED.errors, {INT_MAX})",
             *(f"{c} = {_merged(c)}" for c in _HIST_COLUMNS),
             "updated_at = EXCLUDED.updated_at",
         ]
@@ -131,7 +135,7 @@ def record(
     for key in keys:
         g = groups[key]
         params.extend(key)
-        params.extend([g.samples, g.errors])
+        params.extend([min(g.samples, INT_MAX), min(g.errors, INT_MAX)])
         params.extend(json.dumps(g.hists[m.name].to_sparse()) for m in REAL_USERS)
         params.append(now)
     if rows:

@@ -1,6 +1,5 @@
-"""Beacons count against the source's requests per minute (shared with OTLP): over
-LATENCY_INGEST_RATE_PER_MINUTE the answer is 429 with Retry-After (seconds to the minute's end) and the beacon is
-not stored; another source is not held back."""
+"""Over LATENCY_BEACONS_PER_MINUTE beacons of a source in a minute the answer is 429 with Retry-After (seconds to
+the minute's end) and the beacon is not stored; another source is not held back."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_beacon_over_the_limit_is_refused(app_source, send_beacon, settings):
-    settings.LATENCY_INGEST_RATE_PER_MINUTE = 2
+    settings.LATENCY_BEACONS_PER_MINUTE = 2
     # Two allowed a minute; a minute's edge crossed on the way restarts the count once at most, so a refusal
     # comes within six.
     answers = []

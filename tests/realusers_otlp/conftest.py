@@ -10,6 +10,8 @@ opentelemetry-instrumentation-openai-v2, calling the mock LLM server.
   -> an Instrumented (its openai client, tracer and meter providers and metric reader); the instrumentation is
   removed at the end of the test.
 - `post`: raw requests to the receiver (`post(site, "traces", body, token=..., content_type=..., headers=...)`).
+- `genai_spans(n)`, `duration_points(n)`: export requests of n GenAI chat spans, or n delta duration points (one
+  call each, of models model-0 ... model-<n-1>).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from devtools.harness import UvicornServer, wait_for
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+# probes.realusers.otlp's encodings ("protobuf", "json") to their Content-Type.
+CONTENT_TYPES = {"protobuf": PROTOBUF, "json": JSON}
 
 
 @pytest.fixture
@@ -207,3 +211,34 @@ def trace_request(spans: list[dict], resource: dict | None = None):
             )
         ]
     )
+
+
+CHAT = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "server.address": "api.openai.com"}
+
+
+def genai_spans(n: int):
+    """An ExportTraceServiceRequest of n GenAI chat spans of 100 ms, a second ago."""
+    import time
+
+    t = time.time_ns() - 10**9
+    return trace_request([{"start": t, "end": t + 10**8, "attributes": CHAT} for _ in range(n)])
+
+
+def duration_points(n: int):
+    """An ExportMetricsServiceRequest of n delta gen_ai.client.operation.duration points of one call each."""
+    import time
+
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+    from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
+
+    t = time.time_ns()
+    request = ExportMetricsServiceRequest()
+    scope = request.resource_metrics.add().scope_metrics.add()
+    metric = scope.metrics.add(name="gen_ai.client.operation.duration", unit="s")
+    metric.histogram.aggregation_temporality = AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA
+    for i in range(n):
+        point = metric.histogram.data_points.add(start_time_unix_nano=t - 10**9, time_unix_nano=t, count=1)
+        point.explicit_bounds.extend([1.0])
+        point.bucket_counts.extend([1, 0])
+        point.attributes.add(key="gen_ai.request.model").value.string_value = f"model-{i}"
+    return request

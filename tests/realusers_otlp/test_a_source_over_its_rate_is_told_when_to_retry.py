@@ -1,5 +1,5 @@
-"""Over LATENCY_INGEST_RATE_PER_MINUTE requests in a minute, a source is answered 429 with Retry-After (a
-retryable answer in OTLP: exporters wait that long), and what it sent is not stored."""
+"""Over LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE in a minute (an empty export counts one), a source is answered
+429 with Retry-After (a retryable answer in OTLP: exporters wait that long), and what it sent is not stored."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tests.factories import IngestSourceFactory
 
 
-@pytest.mark.asgi_env(LATENCY_INGEST_RATE_PER_MINUTE="2")
+@pytest.mark.asgi_env(LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE="2", LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST="2")
 def test_the_third_request_in_a_minute_is_429(site, source, post):
     empty = ExportTraceServiceRequest().SerializeToString()
     answers = [post(site, "traces", empty, token=source.token) for _ in range(3)]
