@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('probes', '0028_series_hour_blocks_sample_seconds'),
+        ('probes', '0030_target_env_and_ca_bundle_rules'),
     ]
 
     operations = [
