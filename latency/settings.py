@@ -162,7 +162,13 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# Off, as on region workers (probes.worker.app): the ingest worker runs Celery's thread pool, which cannot
+# terminate a task, and cancelling the tasks in flight when the broker dropped (a heartbeat or a maintenance task
+# waiting on the database, say) raised NotImplementedError("does not implement kill_job") and stopped the
+# worker for good. A task in flight finishes; its unacknowledged message comes back after the reconnect, and
+# every central task is safe to run twice (ingest inserts or ignores on the slot key, dead letters once per
+# message and payload, maintenance is idempotent). tests/pipeline/test_the_ingest_worker_survives_a_broker_restart.py
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # reconnect forever
 # With Redis, an unacknowledged message returns to its queue after this many

@@ -8,20 +8,13 @@ where they concern a region worker."""
 
 from __future__ import annotations
 
-import warnings
+from celery import Celery, signals
 
-from celery import Celery
-from celery.exceptions import CPendingDeprecationWarning
-
+from probes.worker.broker import quiet_cancel_warning
 from probes.worker.config import WorkerConfig
 
-# Celery 5 warns at every connection loss that cancelling runs in flight will become the default; it is off on
-# purpose here (configure() says why), so the warning would only fill region hosts' logs.
-warnings.filterwarnings(
-    "ignore",
-    message=r"\s*In Celery 5\.1 we introduced an optional breaking change",
-    category=CPendingDeprecationWarning,
-)
+# Cancelling runs in flight at a connection loss is off on purpose (configure() says why).
+signals.celeryd_after_setup.connect(quiet_cancel_warning, weak=False)
 
 app = Celery("latency-region", amqp="probes.worker.broker:AMQP", set_as_current=False)
 
