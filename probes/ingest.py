@@ -30,7 +30,7 @@ from probes.engine.result import CONNECTIONS, OUTCOMES
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import count_ingest
 from probes.rollups.locks import hold_ingest_ids
-from probes.slot_time import SLOT_EARLY, SLOT_LATE, started_near_slot
+from probes.slot_time import SLOT_AHEAD_GRACE, SLOT_EARLY, SLOT_LATE, slot_is_ahead, started_near_slot
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -212,7 +212,7 @@ def store(
         log.warning(
             "ingest: %d implausible values stored as NULL, e.g. %s", len(implausible), "; ".join(implausible[:3])
         )
-    kept = _configured(rows, letters)
+    kept = _configured(rows, letters, now)
     # Two copies of one slot in a batch: keep the first (ON CONFLICT cannot
     # touch the same key twice in one statement).
     unique: dict[tuple, dict] = {}
@@ -248,16 +248,21 @@ def store(
     return items
 
 
-def _configured(rows: list[tuple[dict, object, dict]], letters: list[tuple]) -> list[dict]:
+def _configured(rows: list[tuple[dict, object, dict]], letters: list[tuple], now: datetime) -> list[dict]:
     """The rows whose probe exists, measures that target and runs from that
-    region; the others become dead letters (a foreign key failure would have
-    cost the whole batch, a mismatch would file a row under the wrong name)."""
+    region, for a slot that has come (probes.slot_time.slot_is_ahead); the
+    others become dead letters (a foreign key failure would have cost the
+    whole batch, a mismatch would file a row under the wrong name, a slot
+    stored ahead of its time would have the real result for it ignored)."""
     from probes.models import Probe
 
     if not rows:
         return []
     probe_ids = {row["probe_id"] for row, _, _ in rows}
-    targets = dict(Probe.objects.filter(id__in=probe_ids).values_list("id", "target_id"))
+    # The interval is read along with the target: still one query for the batch's probes.
+    found = list(Probe.objects.filter(id__in=probe_ids).values_list("id", "target_id", "interval_seconds"))
+    targets = {pid: target for pid, target, _ in found}
+    intervals = {pid: interval for pid, _, interval in found}
     regions = set(
         Probe.regions.through.objects.filter(
             probe_id__in=probe_ids, region_id__in={row["region_id"] for row, _, _ in rows}
@@ -274,9 +279,19 @@ def _configured(rows: list[tuple[dict, object, dict]], letters: list[tuple]) -> 
             )
         elif (probe_id, region_id) not in regions:
             letters.append((payload, f"region {region_id} is not one of the regions of probe {probe_id}", named))
+        elif slot_is_ahead(row["scheduled_for"], now, intervals[probe_id]):
+            letters.append((payload, _ahead_reason(row["scheduled_for"], now, intervals[probe_id]), named))
         else:
             kept.append(row)
     return kept
+
+
+def _ahead_reason(slot: datetime, now: datetime, interval: int) -> str:
+    return (
+        f"scheduled_for {slot.isoformat()} is ahead of its time: later than the ingest's clock "
+        f"{now.isoformat(timespec='seconds')} plus the probe's interval ({interval} s) and {SLOT_AHEAD_GRACE} "
+        "(probes.slot_time.SLOT_AHEAD_GRACE): no order for that slot has been sent yet"
+    )
 
 
 def _hour(when: datetime) -> datetime:
