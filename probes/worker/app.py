@@ -44,6 +44,10 @@ def configure(config: WorkerConfig) -> Celery:
         # ingest; its unacknowledged message comes back after the reconnect, and the second result of the same
         # slot is ignored by ingest's insert-or-ignore (one measurement per probe, region and slot).
         worker_cancel_long_running_tasks_on_connection_loss=False,
+        # Off too (latency/settings.py says why): restoring the prefetch count after a connection loss with runs in
+        # flight calls basic.qos from the pool thread that acknowledges a run, and on RabbitMQ that thread then
+        # reads the consumer's connection alongside its loop, which could stop the worker taking orders for good.
+        worker_enable_prefetch_count_reduction=False,
         # No remote control over the broker: a region host holds a broker
         # login, and pidbox broadcasts (shutdown, rate limits, ...) would let
         # any other holder steer it. Nor does it need the pidbox queues'
