@@ -27,6 +27,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 
 from probes import deadletters, live, partitions
 from probes.engine.result import CONNECTIONS, OUTCOMES
+from probes.fleet.trust import Origin
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import count_ingest
 from probes.rollups.locks import hold_ingest_ids
@@ -189,13 +190,13 @@ def store(
     *,
     rejected: list[tuple] | None = None,
     source: str = deadletters.INGEST_QUEUE,
-    origins: list[dict] | None = None,
+    origins: list[Origin] | None = None,
 ) -> list[dict]:
     """Insert the valid payloads, ignoring slots already stored, and keep the
     invalid ones (and `rejected`: (value, reason) pairs or (value, reason,
     names) triples found earlier, see deadletters.letter) as dead letters in
     the same transaction. `origins`, one per payload, name the message and
-    place each came from (probes.fleet.trust.origin): a payload's letter is
+    place each came from (probes.fleet.trust.Origin): a payload's letter is
     kept once however often its message is delivered. Returns the newly
     stored rows as broadcast items (sent once the transaction commits)."""
     now = datetime.now(UTC)
@@ -203,11 +204,11 @@ def store(
     rows = []
     implausible: list[str] = []
     for k, payload in enumerate(payloads):
-        named = origins[k] if origins is not None else {}
+        came_from = origins[k] if origins is not None else None
         try:
-            rows.append((clean(payload, now, implausible), payload, named))
+            rows.append((clean(payload, now, implausible), payload, came_from))
         except BadPayload as exc:
-            letters.append((payload, str(exc), named))
+            letters.append((payload, str(exc), _names(came_from)))
     if implausible:
         log.warning(
             "ingest: %d implausible values stored as NULL, e.g. %s", len(implausible), "; ".join(implausible[:3])
@@ -248,7 +249,7 @@ def store(
     return items
 
 
-def _configured(rows: list[tuple[dict, object, dict]], letters: list[tuple], now: datetime) -> list[dict]:
+def _configured(rows: list[tuple[dict, object, Origin | None]], letters: list[tuple], now: datetime) -> list[dict]:
     """The rows whose probe exists, measures that target and runs from that
     region, for a slot that has come (probes.slot_time.slot_is_ahead); the
     others become dead letters (a foreign key failure would have cost the
@@ -269,21 +270,26 @@ def _configured(rows: list[tuple[dict, object, dict]], letters: list[tuple], now
         ).values_list("probe_id", "region_id")
     )
     kept = []
-    for row, payload, named in rows:
+    for row, payload, came_from in rows:
         probe_id, target_id, region_id = row["probe_id"], row["target_id"], row["region_id"]
         if probe_id not in targets:
-            letters.append((payload, f"probe {probe_id} does not exist", named))
+            reason = f"probe {probe_id} does not exist"
         elif targets[probe_id] != target_id:
-            letters.append(
-                (payload, f"target {target_id} is not the target of probe {probe_id} ({targets[probe_id]})", named)
-            )
+            reason = f"target {target_id} is not the target of probe {probe_id} ({targets[probe_id]})"
         elif (probe_id, region_id) not in regions:
-            letters.append((payload, f"region {region_id} is not one of the regions of probe {probe_id}", named))
+            reason = f"region {region_id} is not one of the regions of probe {probe_id}"
         elif slot_is_ahead(row["scheduled_for"], now, intervals[probe_id]):
-            letters.append((payload, _ahead_reason(row["scheduled_for"], now, intervals[probe_id]), named))
+            reason = _ahead_reason(row["scheduled_for"], now, intervals[probe_id])
         else:
             kept.append(row)
+            continue
+        letters.append((payload, reason, _names(came_from)))
     return kept
+
+
+def _names(came_from: Origin | None) -> dict:
+    # The letter's key, worked out only for a payload that becomes one (probes.fleet.trust.MessageRef).
+    return came_from.names() if came_from is not None else {}
 
 
 def _ahead_reason(slot: datetime, now: datetime, interval: int) -> str:
@@ -418,7 +424,7 @@ def store_with_retry(
     payloads: list,
     *,
     rejected: list[tuple] | None = None,
-    origins: list[dict] | None = None,
+    origins: list[Origin] | None = None,
     max_wait_s: float | None = None,
 ) -> int:
     """Store, waiting out a database outage: the messages stay unacknowledged
@@ -442,7 +448,7 @@ def store_with_retry(
                 # one: the one that cannot be stored becomes a dead letter.
                 log.exception("ingest: a batch of %d failed; storing one by one", len(payloads))
                 pending = [([], [item], []) for item in rejected or ()] + [
-                    ([payload], [], [origins[k] if origins is not None else {}]) for k, payload in enumerate(payloads)
+                    ([payload], [], None if origins is None else [origins[k]]) for k, payload in enumerate(payloads)
                 ]
         while pending:
             stored += _store_one(pending[0])
@@ -452,14 +458,14 @@ def store_with_retry(
     return _waiting_out_outages(attempt, max_wait_s=max_wait_s)
 
 
-def _store_one(entry: tuple[list, list, list]) -> int:
+def _store_one(entry: tuple[list, list, list[Origin] | None]) -> int:
     payloads, rejected, origins = entry
     try:
         return len(store(payloads, rejected=rejected, origins=origins))
     except (OperationalError, InterfaceError):
         raise
     except DatabaseError as exc:
-        value, reason, *names = (payloads[0], "", origins[0]) if payloads else rejected[0]
+        value, reason, *names = (payloads[0], "", _names(origins[0] if origins else None)) if payloads else rejected[0]
         reason = f"{reason}; " if reason else ""
         deadletters.record(
             value,

@@ -28,7 +28,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from probes.worker.protocol import RESULTS, Refused, envelope_header, open_sealed, schema_refusal
 
@@ -52,20 +52,42 @@ def message_identity(args: object, kwargs: object, task_id: object = None) -> st
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def origin(message_id: str, index: int | None = None) -> dict:
-    """The names (probes.deadletters.letter) that key a dead letter: the message, and the payload's place in
-    its list (None: the message as a whole)."""
-    return {"message_id": message_id, "payload_index": index}
+class MessageRef:
+    """One ingest message, as its dead letters name it (message_identity): worked out only when a letter needs
+    it, so a message stored whole costs no digest."""
+
+    __slots__ = ("_args", "_id", "_kwargs", "_task_id")
+
+    def __init__(self, args: object, kwargs: object, task_id: object = None) -> None:
+        self._args, self._kwargs, self._task_id = args, kwargs, task_id
+        self._id: str | None = None
+
+    @property
+    def id(self) -> str:
+        if self._id is None:
+            self._id = message_identity(self._args, self._kwargs, self._task_id)
+        return self._id
+
+
+class Origin(NamedTuple):
+    """Where a payload came from: its message, and its place in the message's list (None: the message as a
+    whole). names() are what key its dead letter (probes.deadletters.letter)."""
+
+    message: MessageRef
+    index: int | None = None
+
+    def names(self) -> dict:
+        return {"message_id": self.message.id, "payload_index": self.index}
 
 
 @dataclass
 class Opened:
     """A batch of ingest messages, opened: the payloads to store with their
-    origins (probes.fleet.trust.origin, one per payload), and the (value,
-    reason, names) of what is refused, for the dead-letter table."""
+    origins (one per payload), and the (value, reason, names) of what is
+    refused, for the dead-letter table."""
 
     payloads: list = field(default_factory=list)
-    origins: list[dict] = field(default_factory=list)
+    origins: list[Origin] = field(default_factory=list)
     refused: list[tuple[Any, str, dict]] = field(default_factory=list)
     messages_refused: int = 0
 
@@ -76,11 +98,11 @@ def open_results(messages: list[tuple], now: datetime) -> Opened:
     from probes.fleet.keys import known_keys, unknown_key_reason
 
     out = Opened()
-    sealed: list[tuple[dict, str, str, str]] = []  # (message, claimed region, key_id, message identity)
-    # Refused before a key: (value, reason, claimed region, message identity).
-    claimed: list[tuple[Any, str, str | None, str]] = []
+    sealed: list[tuple[dict, str, str, MessageRef]] = []  # (message, claimed region, key_id, the message)
+    # Refused before a key: (value, reason, claimed region, the message).
+    claimed: list[tuple[Any, str, str | None, MessageRef]] = []
     for args, kwargs, label, *task_id in messages:
-        identity = message_identity(args, kwargs, task_id[0] if task_id else None)
+        identity = MessageRef(args, kwargs, task_id[0] if task_id else None)
         if not (isinstance(args, (list, tuple)) and len(args) == 1 and not kwargs):
             claimed.append(
                 (
@@ -123,7 +145,7 @@ def open_results(messages: list[tuple], now: datetime) -> Opened:
                 (
                     message,
                     f"the signed results body is not a list of measurements (a {type(content).__name__})",
-                    {"region_id": known.region_id, **origin(identity)},
+                    {"region_id": known.region_id, **Origin(identity).names()},
                 )
             )
             out.messages_refused += 1
@@ -136,12 +158,12 @@ def open_results(messages: list[tuple], now: datetime) -> Opened:
                     (
                         payload,
                         f"region {shown} is not the region of the signing key ({known.region_slug})",
-                        origin(identity, index),
+                        Origin(identity, index).names(),
                     )
                 )
             else:
                 out.payloads.append(payload)
-                out.origins.append(origin(identity, index))
+                out.origins.append(Origin(identity, index))
 
     if claimed:
         region_ids = _region_ids({region for _, _, region, _ in claimed if region})
@@ -149,7 +171,7 @@ def open_results(messages: list[tuple], now: datetime) -> Opened:
             names = _named(value)
             if region:
                 names["region_id"] = region_ids.get(region)
-            out.refused.append((value, reason, {**names, **origin(identity)}))
+            out.refused.append((value, reason, {**names, **Origin(identity).names()}))
         out.messages_refused += len(claimed)
     return out
 

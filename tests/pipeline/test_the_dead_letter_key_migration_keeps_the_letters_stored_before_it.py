@@ -11,7 +11,6 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from probes import deadletters
-from probes.fleet.trust import origin
 from probes.models import DeadLetter
 
 BEFORE = [("probes", "0028_series_hour_blocks_sample_seconds")]
@@ -45,9 +44,9 @@ def test_letters_stored_before_the_key_stay_and_new_ones_are_kept_once():
         for _ in range(2):
             deadletters.record_many(
                 [
-                    ({"probe_id": 7}, "unknown outcome 'x'", origin("task-1", 0)),
-                    ({"probe_id": 7}, "unknown outcome 'x'", origin("task-1", 1)),
-                    ({"probe": "?"}, "not a sealed results message", origin("task-2")),
+                    ({"probe_id": 7}, "unknown outcome 'x'", {"message_id": "task-1", "payload_index": 0}),
+                    ({"probe_id": 7}, "unknown outcome 'x'", {"message_id": "task-1", "payload_index": 1}),
+                    ({"probe": "?"}, "not a sealed results message", {"message_id": "task-2"}),
                 ],
                 source="ingest",
                 received_at=now,
