@@ -519,20 +519,40 @@ class EmbeddedRedis:
             # A free port can be taken between our check and Redis binding it: then try another.
             self.port = free_port()
             self._write_conf(self.port)
-            log = open(self.log, "ab")
-            self.popen = subprocess.Popen(
-                [str(self.bin), str(self.conf)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=self.root,
-                start_new_session=True,
-                preexec_fn=child_preexec(signal.SIGTERM),
-            )
-            log.close()
-            if self._wait_ready():
+            if self._launch():
                 return self.url
         raise EmbeddedError(f"Redis did not start; see {self.log}:\n{_log_tail(self.log)}")
+
+    def _launch(self) -> bool:
+        log = open(self.log, "ab")
+        self.popen = subprocess.Popen(
+            [str(self.bin), str(self.conf)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=self.root,
+            start_new_session=True,
+            preexec_fn=child_preexec(signal.SIGTERM),
+        )
+        log.close()
+        return self._wait_ready()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or the OOM killer would: clients see their connections drop mid-command."""
+        if self.popen is not None:
+            _stop_child(self.popen, signal.SIGKILL, 10)
+            self.popen = None
+
+    def restart(self, timeout: float = 30) -> str:
+        """The same server again after kill() or stop(): the same port (clients reconnect to the URL they
+        had) and the same folder (it replays its append-only file). The port may be taken meanwhile by
+        another process of the machine; then it is retried until `timeout`."""
+        deadline = time.monotonic() + timeout
+        while not self._launch():
+            if time.monotonic() > deadline:
+                raise EmbeddedError(f"Redis did not start again on port {self.port}; see {self.log}")
+            time.sleep(0.2)
+        return self.url
 
     def _wait_ready(self, timeout: float = 30) -> bool:
         import redis

@@ -2,7 +2,9 @@
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
+
+from probes.worker.broker import quiet_cancel_warning
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
 
@@ -13,3 +15,5 @@ app = Celery("latency", amqp="latency.broker:AMQP")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.worker_consumer = "latency.broker:Consumer"
 app.autodiscover_tasks()
+# Tasks in flight are not cancelled when the broker drops (latency/settings.py says why).
+signals.celeryd_after_setup.connect(quiet_cancel_warning, weak=False)

@@ -174,7 +174,18 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# Off, as on region workers (probes.worker.app): the ingest worker runs Celery's thread pool, which cannot
+# terminate a task, and cancelling the tasks in flight when the broker dropped (a heartbeat or a maintenance task
+# waiting on the database, say) raised NotImplementedError("does not implement kill_job") and stopped the
+# worker for good. A task in flight finishes; its unacknowledged message comes back after the reconnect, and
+# every central task is safe to run twice (ingest inserts or ignores on the slot key, dead letters once per
+# message and payload, maintenance is idempotent). tests/pipeline/test_the_ingest_worker_survives_a_broker_restart.py
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# Off too: after a connection loss with tasks in flight, Celery lowers the prefetch count and raises it again from
+# the thread that acknowledges the next task, a pool thread here. On RabbitMQ that is a basic.qos call, which waits
+# for its answer on the connection the consumer's loop reads: the two threads read one socket, and the worker could
+# stop taking messages for good (tests/regions_e2e/test_the_ingest_worker_survives_a_rabbitmq_drop.py).
+CELERY_WORKER_ENABLE_PREFETCH_COUNT_REDUCTION = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # reconnect forever
 # With Redis, an unacknowledged message returns to its queue after this many

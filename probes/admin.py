@@ -311,9 +311,21 @@ class DeadLetterAdmin(WrittenByCodeAdmin):
         "reason",
         ("probe_id", "target_id", "region_id"),
         "worker",
+        ("message_id", "payload_index"),
         "received",
     )
-    readonly_fields = ("received_at", "source", "reason", "probe_id", "target_id", "region_id", "worker", "received")
+    readonly_fields = (
+        "received_at",
+        "source",
+        "reason",
+        "probe_id",
+        "target_id",
+        "region_id",
+        "worker",
+        "message_id",
+        "payload_index",
+        "received",
+    )
 
     @admin.display(description=_("reason"))
     def short_reason(self, obj: DeadLetter) -> str:

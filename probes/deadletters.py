@@ -71,7 +71,9 @@ def letter(
 ):
     """An unsaved DeadLetter for `value`, with whatever ids it names, or
     those given in `names` (probe_id, target_id, region_id, worker: for a
-    value that holds them out of sight, such as a signed message)."""
+    value that holds them out of sight, such as a signed message; and
+    message_id, payload_index: which ingest message and payload it is, the
+    letter's unique key, see probes.fleet.trust.origin)."""
     from probes.models import DeadLetter
 
     payload, text = as_stored(value, raw=raw)
@@ -86,6 +88,10 @@ def letter(
             fields["worker"] = _clean_text(named, 255)
         elif key in ("probe_id", "target_id", "region_id") and _id(named) is not None:
             fields[key] = _id(named)
+        elif key == "message_id" and isinstance(named, str) and named:
+            fields["message_id"] = named[:64]
+        elif key == "payload_index" and _id(named) is not None and 0 <= named < 2**31:
+            fields["payload_index"] = named
     return DeadLetter(
         received_at=received_at,
         source=_clean_text(source, 200),
@@ -98,14 +104,16 @@ def letter(
 
 def record_many(items: list[tuple], *, source: str, received_at: datetime) -> None:
     """Store (value, reason) pairs, or (value, reason, names) triples (see
-    `letter`), in the caller's transaction."""
+    `letter`), in the caller's transaction. A letter already kept for the
+    same message and payload (a message delivered again) is not kept twice."""
     from probes.models import DeadLetter
 
     DeadLetter.objects.bulk_create(
         [
             letter(value, reason=reason, source=source, received_at=received_at, names=names[0] if names else None)
             for value, reason, *names in items
-        ]
+        ],
+        ignore_conflicts=True,
     )
 
 
@@ -113,18 +121,21 @@ def record(
     value: Any, *, reason: str, source: str, received_at: datetime, raw: bool = False, names: dict | None = None
 ) -> None:
     """Store one, falling back to text if jsonb refuses what as_stored let
-    through: the letter itself must never be the thing that is lost."""
+    through: the letter itself must never be the thing that is lost. Once
+    per message and payload, as record_many."""
+    from probes.models import DeadLetter
+
     item = letter(value, reason=reason, source=source, received_at=received_at, raw=raw, names=names)
     try:
         with transaction.atomic():
-            item.save()
+            DeadLetter.objects.bulk_create([item], ignore_conflicts=True)
     except (DataError, IntegrityError):
         if item.payload is None:
             raise
         item.pk = None
         item.payload, item.payload_text = None, json.dumps(value, ensure_ascii=True, default=repr)
         with transaction.atomic():
-            item.save()
+            DeadLetter.objects.bulk_create([item], ignore_conflicts=True)
 
 
 def keep_rejected(value: Any, *, source: str, reason: str, raw: bool = False) -> None:

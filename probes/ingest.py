@@ -27,10 +27,11 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 
 from probes import deadletters, live, partitions
 from probes.engine.result import CONNECTIONS, OUTCOMES
+from probes.fleet.trust import Origin
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import count_ingest
 from probes.rollups.locks import hold_ingest_ids
-from probes.slot_time import SLOT_EARLY, SLOT_LATE, started_near_slot
+from probes.slot_time import SLOT_AHEAD_GRACE, SLOT_EARLY, SLOT_LATE, slot_is_ahead, started_near_slot
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -184,26 +185,35 @@ def clean(payload: dict, now: datetime, implausible: list[str] | None = None) ->
     return row
 
 
-def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = deadletters.INGEST_QUEUE) -> list[dict]:
+def store(
+    payloads: list,
+    *,
+    rejected: list[tuple] | None = None,
+    source: str = deadletters.INGEST_QUEUE,
+    origins: list[Origin] | None = None,
+) -> list[dict]:
     """Insert the valid payloads, ignoring slots already stored, and keep the
     invalid ones (and `rejected`: (value, reason) pairs or (value, reason,
     names) triples found earlier, see deadletters.letter) as dead letters in
-    the same transaction. Returns the newly stored rows as
-    broadcast items (sent once the transaction commits)."""
+    the same transaction. `origins`, one per payload, name the message and
+    place each came from (probes.fleet.trust.Origin): a payload's letter is
+    kept once however often its message is delivered. Returns the newly
+    stored rows as broadcast items (sent once the transaction commits)."""
     now = datetime.now(UTC)
     letters = list(rejected or ())
     rows = []
     implausible: list[str] = []
-    for payload in payloads:
+    for k, payload in enumerate(payloads):
+        came_from = origins[k] if origins is not None else None
         try:
-            rows.append((clean(payload, now, implausible), payload))
+            rows.append((clean(payload, now, implausible), payload, came_from))
         except BadPayload as exc:
-            letters.append((payload, str(exc)))
+            letters.append((payload, str(exc), _names(came_from)))
     if implausible:
         log.warning(
             "ingest: %d implausible values stored as NULL, e.g. %s", len(implausible), "; ".join(implausible[:3])
         )
-    kept = _configured(rows, letters)
+    kept = _configured(rows, letters, now)
     # Two copies of one slot in a batch: keep the first (ON CONFLICT cannot
     # touch the same key twice in one statement).
     unique: dict[tuple, dict] = {}
@@ -239,33 +249,55 @@ def store(payloads: list, *, rejected: list[tuple] | None = None, source: str = 
     return items
 
 
-def _configured(rows: list[tuple[dict, object]], letters: list[tuple]) -> list[dict]:
+def _configured(rows: list[tuple[dict, object, Origin | None]], letters: list[tuple], now: datetime) -> list[dict]:
     """The rows whose probe exists, measures that target and runs from that
-    region; the others become dead letters (a foreign key failure would have
-    cost the whole batch, a mismatch would file a row under the wrong name)."""
+    region, for a slot that has come (probes.slot_time.slot_is_ahead); the
+    others become dead letters (a foreign key failure would have cost the
+    whole batch, a mismatch would file a row under the wrong name, a slot
+    stored ahead of its time would have the real result for it ignored)."""
     from probes.models import Probe
 
     if not rows:
         return []
-    probe_ids = {row["probe_id"] for row, _ in rows}
-    targets = dict(Probe.objects.filter(id__in=probe_ids).values_list("id", "target_id"))
+    probe_ids = {row["probe_id"] for row, _, _ in rows}
+    # The interval is read along with the target: still one query for the batch's probes.
+    found = list(Probe.objects.filter(id__in=probe_ids).values_list("id", "target_id", "interval_seconds"))
+    targets = {pid: target for pid, target, _ in found}
+    intervals = {pid: interval for pid, _, interval in found}
     regions = set(
         Probe.regions.through.objects.filter(
-            probe_id__in=probe_ids, region_id__in={row["region_id"] for row, _ in rows}
+            probe_id__in=probe_ids, region_id__in={row["region_id"] for row, _, _ in rows}
         ).values_list("probe_id", "region_id")
     )
     kept = []
-    for row, payload in rows:
+    for row, payload, came_from in rows:
         probe_id, target_id, region_id = row["probe_id"], row["target_id"], row["region_id"]
         if probe_id not in targets:
-            letters.append((payload, f"probe {probe_id} does not exist"))
+            reason = f"probe {probe_id} does not exist"
         elif targets[probe_id] != target_id:
-            letters.append((payload, f"target {target_id} is not the target of probe {probe_id} ({targets[probe_id]})"))
+            reason = f"target {target_id} is not the target of probe {probe_id} ({targets[probe_id]})"
         elif (probe_id, region_id) not in regions:
-            letters.append((payload, f"region {region_id} is not one of the regions of probe {probe_id}"))
+            reason = f"region {region_id} is not one of the regions of probe {probe_id}"
+        elif slot_is_ahead(row["scheduled_for"], now, intervals[probe_id]):
+            reason = _ahead_reason(row["scheduled_for"], now, intervals[probe_id])
         else:
             kept.append(row)
+            continue
+        letters.append((payload, reason, _names(came_from)))
     return kept
+
+
+def _names(came_from: Origin | None) -> dict:
+    # The letter's key, worked out only for a payload that becomes one (probes.fleet.trust.MessageRef).
+    return came_from.names() if came_from is not None else {}
+
+
+def _ahead_reason(slot: datetime, now: datetime, interval: int) -> str:
+    return (
+        f"scheduled_for {slot.isoformat()} is ahead of its time: later than the ingest's clock "
+        f"{now.isoformat(timespec='seconds')} plus the probe's interval ({interval} s) and {SLOT_AHEAD_GRACE} "
+        "(probes.slot_time.SLOT_AHEAD_GRACE): no order for that slot has been sent yet"
+    )
 
 
 def _hour(when: datetime) -> datetime:
@@ -357,15 +389,17 @@ def _mark_hours_stale(hours: set[datetime]) -> None:
 
 def ingest_messages(messages: list[tuple]) -> int:
     """Store the measurements of a batch of ingest task messages, given as
-    (args, kwargs, label). Region workers send one argument: a sealed results
-    message (probes.fleet.trust opens it). What is refused, a whole message
-    or one payload, is kept as a dead letter with the reason."""
+    (args, kwargs, label) or (args, kwargs, label, task id). Region workers
+    send one argument: a sealed results message (probes.fleet.trust opens
+    it). What is refused, a whole message or one payload, is kept as a dead
+    letter with the reason, once per message (its task id, or its digest
+    without one) and payload, however often the message is delivered."""
     from probes.fleet.trust import open_results
 
     # The keys are looked up in the database: an outage is waited out here
     # too, the messages unacknowledged meanwhile, never dropped.
     opened = _waiting_out_outages(lambda: open_results(messages, datetime.now(UTC)))
-    return store_with_retry(opened.payloads, rejected=opened.refused)
+    return store_with_retry(opened.payloads, rejected=opened.refused, origins=opened.origins)
 
 
 def _waiting_out_outages(read: Callable[[], T], *, max_wait_s: float | None = None) -> T:
@@ -386,7 +420,13 @@ def _waiting_out_outages(read: Callable[[], T], *, max_wait_s: float | None = No
             delay = min(delay * 2, 10.0)
 
 
-def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max_wait_s: float | None = None) -> int:
+def store_with_retry(
+    payloads: list,
+    *,
+    rejected: list[tuple] | None = None,
+    origins: list[Origin] | None = None,
+    max_wait_s: float | None = None,
+) -> int:
     """Store, waiting out a database outage: the messages stay unacknowledged
     in the broker meanwhile, so nothing is lost and nothing is written twice."""
     # After a refused batch: what is left to store one by one. Each payload
@@ -399,7 +439,7 @@ def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max
         nonlocal pending, stored
         if pending is None:
             try:
-                return len(store(payloads, rejected=rejected))
+                return len(store(payloads, rejected=rejected, origins=origins))
             except (OperationalError, InterfaceError):
                 raise  # an outage: waited out by the caller
             except DatabaseError:
@@ -407,7 +447,9 @@ def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max
                 # acknowledged whatever happens here, so store the payloads one by
                 # one: the one that cannot be stored becomes a dead letter.
                 log.exception("ingest: a batch of %d failed; storing one by one", len(payloads))
-                pending = [([], [item]) for item in rejected or ()] + [([payload], []) for payload in payloads]
+                pending = [([], [item], []) for item in rejected or ()] + [
+                    ([payload], [], None if origins is None else [origins[k]]) for k, payload in enumerate(payloads)
+                ]
         while pending:
             stored += _store_one(pending[0])
             pending.pop(0)
@@ -416,14 +458,14 @@ def store_with_retry(payloads: list, *, rejected: list[tuple] | None = None, max
     return _waiting_out_outages(attempt, max_wait_s=max_wait_s)
 
 
-def _store_one(entry: tuple[list, list]) -> int:
-    payloads, rejected = entry
+def _store_one(entry: tuple[list, list, list[Origin] | None]) -> int:
+    payloads, rejected, origins = entry
     try:
-        return len(store(payloads, rejected=rejected))
+        return len(store(payloads, rejected=rejected, origins=origins))
     except (OperationalError, InterfaceError):
         raise
     except DatabaseError as exc:
-        value, reason, *names = (payloads[0], "") if payloads else rejected[0]
+        value, reason, *names = (payloads[0], "", _names(origins[0] if origins else None)) if payloads else rejected[0]
         reason = f"{reason}; " if reason else ""
         deadletters.record(
             value,

@@ -16,7 +16,8 @@ from django.contrib.postgres.indexes import BrinIndex
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -696,12 +697,34 @@ class DeadLetter(models.Model):
     probe_id = models.BigIntegerField(null=True, blank=True)
     target_id = models.BigIntegerField(null=True, blank=True)
     region_id = models.BigIntegerField(null=True, blank=True)
+    # Which ingest message, and which payload of it, a letter is about: a message delivered again (a worker
+    # killed before it acknowledged) records its letters once (probes.fleet.trust.message_identity).
+    message_id = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        help_text="The ingest message: its task id, or a digest of it when it has none.",
+    )
+    payload_index = models.IntegerField(
+        null=True, blank=True, help_text="The payload's place in the message's list; empty for the whole message."
+    )
 
     class Meta:
         ordering = ["-received_at"]
         indexes = [
             # The dashboard's 24 h count and retention pruning.
             models.Index(fields=["received_at"], name="dead_letter_received"),
+        ]
+        constraints = [
+            # One letter per message and payload (-1: the message as a whole), written insert-or-ignore. Letters
+            # kept before it, and those of no ingest message (a broker message no task reads), have no
+            # message_id and stay outside it.
+            models.UniqueConstraint(
+                F("message_id"),
+                Coalesce(F("payload_index"), Value(-1)),
+                name="dead_letter_once_per_message_payload",
+                condition=Q(message_id__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

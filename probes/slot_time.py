@@ -21,6 +21,15 @@ SLOT_EARLY = timedelta(minutes=5)
 # A run that could not start within an hour of its slot is a missed run (probes.fleet.missed), not a late one: its
 # task expires first (probes.scheduling caps every expiry below this).
 SLOT_LATE = timedelta(hours=1)
+# How far past now plus its probe's interval a result's slot may lie before ingest refuses it (slot_is_ahead). The
+# slot comes from the scheduler's clock (the order names it; the worker sends it back as it was), published
+# LEAD_S ahead of its moment (probes.scheduling): so a real result's slot is at most that lead ahead of the
+# ingest's clock, plus however far the scheduler's host's clock runs ahead of the ingest's. A worker's own clock
+# offset (its heartbeats report it; it moves started_at, never the slot) does not count here, but the central
+# hosts are allowed the same disagreement as workers are: SLOT_EARLY. Without a bound, a region's key holder could
+# store results for that region's slots up to a day ahead (FUTURE_SLACK), and the real results for those slots were
+# then ignored by the insert-or-ignore on the slot key.
+SLOT_AHEAD_GRACE = SLOT_EARLY
 
 
 def slot_bounds(since: datetime, until: datetime) -> tuple[datetime, datetime]:
@@ -50,3 +59,9 @@ def _ceil_day(when: datetime) -> datetime:
 def started_near_slot(started_at: datetime, scheduled_for: datetime) -> bool:
     """Whether a run's start is one the rule allows for its slot (what ingest checks before the database does)."""
     return scheduled_for - SLOT_EARLY <= started_at <= scheduled_for + SLOT_LATE
+
+
+def slot_is_ahead(scheduled_for: datetime, now: datetime, interval_s: int) -> bool:
+    """Whether a result's slot is one no order can have been sent for yet: later than now plus the probe's
+    interval (the next slot) and SLOT_AHEAD_GRACE."""
+    return scheduled_for > now + timedelta(seconds=interval_s) + SLOT_AHEAD_GRACE

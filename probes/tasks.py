@@ -39,7 +39,8 @@ class IngestBatch(Batches):
 def ingest(self, requests) -> int:
     from probes.ingest import ingest_messages
 
-    return ingest_messages([(req.args, req.kwargs, f"{req.name}[{req.id}]") for req in requests])
+    # The task id names each message across deliveries: its dead letters are kept once (probes.fleet.trust).
+    return ingest_messages([(req.args, req.kwargs, f"{req.name}[{req.id}]", req.id) for req in requests])
 
 
 @shared_task(

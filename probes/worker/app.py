@@ -8,20 +8,13 @@ where they concern a region worker."""
 
 from __future__ import annotations
 
-import warnings
+from celery import Celery, signals
 
-from celery import Celery
-from celery.exceptions import CPendingDeprecationWarning
-
+from probes.worker.broker import quiet_cancel_warning
 from probes.worker.config import WorkerConfig
 
-# Celery 5 warns at every connection loss that cancelling runs in flight will become the default; it is off on
-# purpose here (configure() says why), so the warning would only fill region hosts' logs.
-warnings.filterwarnings(
-    "ignore",
-    message=r"\s*In Celery 5\.1 we introduced an optional breaking change",
-    category=CPendingDeprecationWarning,
-)
+# Cancelling runs in flight at a connection loss is off on purpose (configure() says why).
+signals.celeryd_after_setup.connect(quiet_cancel_warning, weak=False)
 
 app = Celery("latency-region", amqp="probes.worker.broker:AMQP", set_as_current=False)
 
@@ -51,6 +44,10 @@ def configure(config: WorkerConfig) -> Celery:
         # ingest; its unacknowledged message comes back after the reconnect, and the second result of the same
         # slot is ignored by ingest's insert-or-ignore (one measurement per probe, region and slot).
         worker_cancel_long_running_tasks_on_connection_loss=False,
+        # Off too (latency/settings.py says why): restoring the prefetch count after a connection loss with runs in
+        # flight calls basic.qos from the pool thread that acknowledges a run, and on RabbitMQ that thread then
+        # reads the consumer's connection alongside its loop, which could stop the worker taking orders for good.
+        worker_enable_prefetch_count_reduction=False,
         # No remote control over the broker: a region host holds a broker
         # login, and pidbox broadcasts (shutdown, rate limits, ...) would let
         # any other holder steer it. Nor does it need the pidbox queues'

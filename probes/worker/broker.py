@@ -38,11 +38,13 @@ own extension points, no monkeypatching.
 from __future__ import annotations
 
 import logging
+import warnings
 from queue import Empty
 
 import kombu
 from celery import signals
 from celery.app.amqp import AMQP as CeleryAMQP
+from celery.exceptions import CPendingDeprecationWarning
 from celery.worker.consumer import Consumer as CeleryConsumer
 from kombu.transport import redis
 from kombu.utils.encoding import bytes_to_str
@@ -227,3 +229,17 @@ class Connection(kombu.Connection):
 class AMQP(CeleryAMQP):
     Connection = Connection
     BrokerConnection = Connection
+
+
+def quiet_cancel_warning(**_signal) -> None:
+    """Celery 5 warns at every connection loss that cancelling the tasks in flight will become the default. Both
+    apps turn it off on purpose (the thread pool cannot cancel a task: probes.worker.app, latency/settings.py), so
+    the warning would only fill the workers' logs.
+
+    Connected to celeryd_after_setup: the worker's logging setup adds an "always" filter for Celery's
+    deprecation warnings, in front of any made before it (a filter set at import never applied)."""
+    warnings.filterwarnings(
+        "ignore",
+        message=r"\s*In Celery 5\.1 we introduced an optional breaking change",
+        category=CPendingDeprecationWarning,
+    )

@@ -64,9 +64,10 @@ def test_every_row_is_kept_in_its_days_partition(previous_schema, capsys):
     assert rows() == kept
     for row_id, row in kept.items():
         assert partition_of("probes_measurement", row_id) == partitions.MEASUREMENTS.day_name(row[4].date())
-    letter = DeadLetter.objects.get()
-    assert letter.payload["id"] == skewed_id and letter.worker == "old-worker"
-    assert "not within" in letter.reason and "0017" in letter.source
+    # Only the columns 0017 knows: later migrations add others, which the model reads by default.
+    letter = DeadLetter.objects.values("payload", "worker", "reason", "source").get()
+    assert letter["payload"]["id"] == skewed_id and letter["worker"] == "old-worker"
+    assert "not within" in letter["reason"] and "0017" in letter["source"]
     printed = capsys.readouterr().out
     assert "rows/s" in printed and "1 rows broke the slot rule" in printed
 
