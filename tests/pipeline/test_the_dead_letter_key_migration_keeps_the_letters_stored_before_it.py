@@ -1,4 +1,4 @@
-"""Migration 0029 adds the dead letters' key (message and payload) to a table that already holds letters, two of
+"""Migration 0032 adds the dead letters' key (message and payload) to a table that already holds letters, two of
 them the same payload twice (kept by a redelivery before the key existed): every letter stays, without a key;
 letters kept after it are once per message and payload."""
 
@@ -13,8 +13,8 @@ from django.db.migrations.executor import MigrationExecutor
 from probes import deadletters
 from probes.models import DeadLetter
 
-BEFORE = [("probes", "0028_series_hour_blocks_sample_seconds")]
-AFTER = [("probes", "0029_dead_letters_once_per_message_payload")]
+BEFORE = [("probes", "0031_ingest_rate_buckets")]
+AFTER = [("probes", "0032_dead_letters_once_per_message_payload")]
 
 
 def migrate(targets) -> None:

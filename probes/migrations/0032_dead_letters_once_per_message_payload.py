@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("probes", "0028_series_hour_blocks_sample_seconds"),
+        ("probes", "0031_ingest_rate_buckets"),
     ]
 
     operations = [
