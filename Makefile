@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test check install migrate bench clean messages compilemessages
+.PHONY: demo test check install migrate bench clean messages compilemessages settings-docs
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -37,6 +37,11 @@ check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The configuration reference (docs/reference/configuration.md) and deploy/*.env.example, generated from the one
+# list of settings, probes/conf/catalog.py; tests/settings_catalog fails while they differ from it.
+settings-docs: $(STAMP)
+	$(BIN)/python manage.py settings_reference --write
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe_accuracy.py

@@ -3,6 +3,8 @@
 A monitor that silently falls back to a default when an operator mistypes
 `DEBUG=flase` is worse than one that refuses to start, so every reader raises
 ImproperlyConfigured naming the variable and the value it could not read.
+Each reader takes the variable's default, type and bounds from the one list of
+settings (probes.conf.catalog), and refuses a name the list does not declare.
 """
 
 from __future__ import annotations
@@ -15,18 +17,31 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from probes.conf import catalog
+from probes.conf.catalog import Kind, Setting
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def env_str(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+def _entry(name: str, kind: Kind) -> Setting:
+    """The catalogue's entry: reading a variable it does not declare refuses to start, so the list stays whole."""
+    try:
+        return catalog.setting(name, kind)
+    except (catalog.UnknownSetting, TypeError) as exc:
+        raise ImproperlyConfigured(str(exc)) from None
 
 
-def env_bool(name: str, default: bool) -> bool:
+def env_str(name: str) -> str:
+    entry = _entry(name, "str")
+    return os.environ.get(name, str(entry.default))
+
+
+def env_bool(name: str) -> bool:
+    default = _entry(name, "bool").default
     raw = os.environ.get(name)
     if raw is None:
-        return default
+        return bool(default)
     value = raw.strip().lower()
     if value in _TRUE:
         return True
@@ -35,49 +50,57 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true or false)")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def env_int(name: str) -> int:
+    entry = _entry(name, "int")
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
-        return default
+        return int(entry.default)
     try:
         value = int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name}={value} is below the minimum {minimum}")
-    if maximum is not None and value > maximum:
-        raise ImproperlyConfigured(f"{name}={value} is above the maximum {maximum}")
+    if entry.minimum is not None and value < entry.minimum:
+        raise ImproperlyConfigured(f"{name}={value} is below the minimum {entry.minimum:g}")
+    if entry.maximum is not None and value > entry.maximum:
+        raise ImproperlyConfigured(f"{name}={value} is above the maximum {entry.maximum:g}")
     return value
 
 
-def env_float(name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
+def env_float(name: str) -> float:
+    entry = _entry(name, "float")
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
-        return default
+        return float(entry.default)
     try:
         value = float(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
     if value != value:  # NaN compares false with every bound
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number")
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name}={value:g} is below the minimum {minimum:g}")
-    if maximum is not None and value > maximum:
-        raise ImproperlyConfigured(f"{name}={value:g} is above the maximum {maximum:g}")
+    if entry.minimum is not None and value < entry.minimum:
+        raise ImproperlyConfigured(f"{name}={value:g} is below the minimum {entry.minimum:g}")
+    if entry.maximum is not None and value > entry.maximum:
+        raise ImproperlyConfigured(f"{name}={value:g} is above the maximum {entry.maximum:g}")
     return value
 
 
-def env_list(name: str, default: list[str]) -> list[str]:
+def env_list(name: str) -> list[str]:
+    default = _entry(name, "list").default
     raw = os.environ.get(name)
     if raw is None:
-        return list(default)
+        return list(default) if isinstance(default, tuple) else []
+    return _items(raw)
+
+
+def _items(raw: str) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
 def env_addresses(name: str, default_port: int) -> list[tuple[str, int]]:
     """IP addresses with an optional port, comma separated: 192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53."""
+    _entry(name, "addresses")
     addresses = []
-    for item in env_list(name, []):
+    for item in _items(os.environ.get(name, "")):
         if item.startswith("["):
             host, _, port = item[1:].partition("]")
             port = port.removeprefix(":")

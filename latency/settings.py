@@ -1,7 +1,9 @@
 """Latency Atlas settings: one module, driven by the environment.
 
 Every value an operator may change is read here through the typed helpers in
-latency.env, which refuse bad values instead of guessing.
+latency.env, which refuse bad values instead of guessing and take each
+variable's default and bounds from the one list of settings
+(probes/conf/catalog.py; docs/reference/configuration.md is generated from it).
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ from latency.env import (
     env_str,
 )
 from latency.proxy import parse_proxies
+from probes.conf.catalog import RETIRED
 from probes.engine.envpolicy import WorkerEnv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = env_bool("DEBUG", False)
-LATENCY_PRODUCTION = env_bool("LATENCY_PRODUCTION", False)
+DEBUG = env_bool("DEBUG")
+LATENCY_PRODUCTION = env_bool("LATENCY_PRODUCTION")
 
 _DEV_SECRET = "dev-insecure-latency-atlas-secret-key-change-me-in-production-please"
 if LATENCY_PRODUCTION:
@@ -42,16 +45,16 @@ if LATENCY_PRODUCTION:
             "DEBUG=true cannot be combined with LATENCY_PRODUCTION=true: debug pages show tracebacks and "
             "settings to every visitor. Unset DEBUG (or set DEBUG=false) in production."
         )
-    SECRET_KEY = env_str("SECRET_KEY", "")
+    SECRET_KEY = env_str("SECRET_KEY")
     if not SECRET_KEY or SECRET_KEY == _DEV_SECRET:
         raise ImproperlyConfigured(
             "SECRET_KEY must be set (to a long random value, not the development key) when LATENCY_PRODUCTION=true"
         )
 else:
-    SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET)
+    SECRET_KEY = env_str("SECRET_KEY") or _DEV_SECRET
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -117,7 +120,7 @@ TEMPLATES = [
     },
 ]
 
-DATABASE_URL = env_str("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/latency")
+DATABASE_URL = env_str("DATABASE_URL")
 DATABASES = {"default": database_from_url(DATABASE_URL)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -125,9 +128,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # management commands, workers and tests keep Django's own connections): kept open between requests, at least
 # LATENCY_DB_POOL_MIN and at most LATENCY_DB_POOL_MAX at once (a request beyond that waits up to 10 s for one).
 # LATENCY_DB_POOL=false for a pooler in front of PostgreSQL (PgBouncer) that should see a connection per request.
-LATENCY_DB_POOL = env_bool("LATENCY_DB_POOL", True)
-LATENCY_DB_POOL_MIN = env_int("LATENCY_DB_POOL_MIN", 2, minimum=1, maximum=100)
-LATENCY_DB_POOL_MAX = env_int("LATENCY_DB_POOL_MAX", 20, minimum=1, maximum=1000)
+LATENCY_DB_POOL = env_bool("LATENCY_DB_POOL")
+LATENCY_DB_POOL_MIN = env_int("LATENCY_DB_POOL_MIN")
+LATENCY_DB_POOL_MAX = env_int("LATENCY_DB_POOL_MAX")
 if LATENCY_DB_POOL_MAX < LATENCY_DB_POOL_MIN:
     raise ImproperlyConfigured(
         f"LATENCY_DB_POOL_MAX ({LATENCY_DB_POOL_MAX}) must be at least LATENCY_DB_POOL_MIN ({LATENCY_DB_POOL_MIN})"
@@ -136,31 +139,31 @@ if LATENCY_DB_POOL_MAX < LATENCY_DB_POOL_MIN:
 # Helper threads of the web process that read a window's parts (its days, its edge hours) side by side, each on
 # a pooled connection of its own (probes.readings.side_by_side); only with LATENCY_DB_POOL. 0 reads them one
 # after another on the request's connection.
-LATENCY_READ_THREADS = env_int("LATENCY_READ_THREADS", 2, minimum=0, maximum=16)
+LATENCY_READ_THREADS = env_int("LATENCY_READ_THREADS")
 
 # Memory the web process writes once at its start and keeps for its reads' large arrays (latency.memory), so
 # that a first read does not pay a page fault per 4 KB of them. 0 leaves glibc's defaults as they are.
-LATENCY_WEB_MEMORY_RESERVE_MB = env_int("LATENCY_WEB_MEMORY_RESERVE_MB", 64, minimum=0, maximum=4096)
+LATENCY_WEB_MEMORY_RESERVE_MB = env_int("LATENCY_WEB_MEMORY_RESERVE_MB")
 
 # How many pages a read's bitmap heap scans ask the disk for ahead of need (PostgreSQL's effective_io_concurrency,
 # set for each read's transaction by probes.readings.plan.reporting_reads). A window's first read after its pages
 # left the page cache waits on the disk page by page at PostgreSQL's default of 1: the table of every target over
 # 24 h at 10 M rows, cold, read its hours in 340 to 430 ms at 1 and 114 to 123 ms at 64. 0 leaves the server's
 # setting as it is (as do servers without posix_fadvise, which refuse any other value).
-LATENCY_READ_IO_CONCURRENCY = env_int("LATENCY_READ_IO_CONCURRENCY", 64, minimum=0, maximum=1000)
+LATENCY_READ_IO_CONCURRENCY = env_int("LATENCY_READ_IO_CONCURRENCY")
 
-REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = env_str("REDIS_URL")
 if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured(f"REDIS_URL must be a redis://, rediss:// or unix:// URL (got {REDIS_URL!r})")
 
-CHANNEL_LAYERS = {"default": channel_layer(REDIS_URL, env_str("LATENCY_CHANNEL_PREFIX", "latency"))}
+CHANNEL_LAYERS = {"default": channel_layer(REDIS_URL, env_str("LATENCY_CHANNEL_PREFIX"))}
 
 # Celery. Region workers need only this broker URL (plus their region and the
 # providers' keys): they never open the database.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL
 # A broker over TLS (rediss:// or amqps://): its certificate is always verified, against the CA bundle
 # LATENCY_BROKER_CA when set (region workers read the same variable; README "Broker over TLS").
-LATENCY_BROKER_CA = env_str("LATENCY_BROKER_CA", "")
+LATENCY_BROKER_CA = env_str("LATENCY_BROKER_CA")
 CELERY_BROKER_USE_SSL = broker_tls(CELERY_BROKER_URL, LATENCY_BROKER_CA)
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
@@ -190,7 +193,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # reconnect forever
 # With Redis, an unacknowledged message returns to its queue after this many
 # seconds: it bounds how late a killed worker's run is delivered again.
-LATENCY_VISIBILITY_TIMEOUT = env_int("LATENCY_VISIBILITY_TIMEOUT", 150, minimum=2, maximum=86400)
+LATENCY_VISIBILITY_TIMEOUT = env_int("LATENCY_VISIBILITY_TIMEOUT")
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": LATENCY_VISIBILITY_TIMEOUT,
     # Sweep for abandoned messages every few seconds (one cheap ZRANGE), not
@@ -222,19 +225,19 @@ CELERY_BEAT_SCHEDULE = {
 
 # Measurements: raw rows are kept this many days; hourly rollups forever
 # unless LATENCY_ROLLUP_RETENTION_DAYS says otherwise (0 = forever).
-LATENCY_RETENTION_DAYS = env_int("LATENCY_RETENTION_DAYS", 30, minimum=1)
-LATENCY_ROLLUP_RETENTION_DAYS = env_int("LATENCY_ROLLUP_RETENTION_DAYS", 0, minimum=0)
-LATENCY_PRUNE_BATCH = env_int("LATENCY_PRUNE_BATCH", 10000, minimum=100)
+LATENCY_RETENTION_DAYS = env_int("LATENCY_RETENTION_DAYS")
+LATENCY_ROLLUP_RETENTION_DAYS = env_int("LATENCY_ROLLUP_RETENTION_DAYS")
+LATENCY_PRUNE_BATCH = env_int("LATENCY_PRUNE_BATCH")
 # Days of partitions (probes.partitions) the scheduler keeps made ahead of today, hourly: a day or more of a
 # scheduler outage then still finds tomorrow's partition in place.
-LATENCY_PARTITIONS_AHEAD_DAYS = env_int("LATENCY_PARTITIONS_AHEAD_DAYS", 7, minimum=1, maximum=366)
+LATENCY_PARTITIONS_AHEAD_DAYS = env_int("LATENCY_PARTITIONS_AHEAD_DAYS")
 # CSV exports each hold a PostgreSQL connection for their whole stream (regions.csv up to LATENCY_EXPORT_READERS):
 # beyond this many at once per web process, the next one is answered 429.
-LATENCY_MAX_CONCURRENT_EXPORTS = env_int("LATENCY_MAX_CONCURRENT_EXPORTS", 4, minimum=1, maximum=100)
+LATENCY_MAX_CONCURRENT_EXPORTS = env_int("LATENCY_MAX_CONCURRENT_EXPORTS")
 # Connections one regions.csv export reads its rollups on at once, in consecutive parts streamed in order
 # (probes.exports.pgcopy.copy_csv_parts): PostgreSQL formats a COPY's rows on one core, so 2 halves the time of
 # a long export on two. Exports then hold up to this many connections each; 1 reads in one statement.
-LATENCY_EXPORT_READERS = env_int("LATENCY_EXPORT_READERS", 2, minimum=1, maximum=8)
+LATENCY_EXPORT_READERS = env_int("LATENCY_EXPORT_READERS")
 LATENCY_MAX_PROBE_TIMEOUT = 120  # seconds; stays below the visibility timeout (region workers: MAX_PROBE_TIMEOUT_S)
 # What a target may make this host's engine use (`manage.py probe`; a region worker reads the same variables itself,
 # probes.worker.config): the variables its key and ${VAR} headers may name (LATENCY_PROVIDER_ENV: NAME, PREFIX*,
@@ -246,13 +249,13 @@ except ValueError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 # Region workers' heartbeats (probes/fleet/heartbeats.py): the history kept per worker, and how long a
 # worker no heartbeat has mentioned stays listed.
-LATENCY_HEARTBEAT_HISTORY_HOURS = env_int("LATENCY_HEARTBEAT_HISTORY_HOURS", 24, minimum=1, maximum=24 * 90)
+LATENCY_HEARTBEAT_HISTORY_HOURS = env_int("LATENCY_HEARTBEAT_HISTORY_HOURS")
 LATENCY_WORKER_FORGET_DAYS = 30
 
 # Region health (probes.readings.fleet): a region is live while a running worker's heartbeat is
 # younger than STALE_AFTER seconds, stale up to DARK_AFTER, dark after that (or with no worker).
-LATENCY_REGION_STALE_AFTER = env_int("LATENCY_REGION_STALE_AFTER", 60, minimum=5, maximum=3600)
-LATENCY_REGION_DARK_AFTER = env_int("LATENCY_REGION_DARK_AFTER", 300, minimum=10, maximum=86400)
+LATENCY_REGION_STALE_AFTER = env_int("LATENCY_REGION_STALE_AFTER")
+LATENCY_REGION_DARK_AFTER = env_int("LATENCY_REGION_DARK_AFTER")
 if LATENCY_REGION_DARK_AFTER <= LATENCY_REGION_STALE_AFTER:
     raise ImproperlyConfigured(
         f"LATENCY_REGION_DARK_AFTER={LATENCY_REGION_DARK_AFTER} must be longer than "
@@ -260,47 +263,43 @@ if LATENCY_REGION_DARK_AFTER <= LATENCY_REGION_STALE_AFTER:
     )
 # Missed runs (probes.fleet.missed): each pass looks back this far behind the grace line, so
 # a central outage shorter than this still has its slots recorded once it is back.
-LATENCY_MISSED_LOOKBACK = env_int("LATENCY_MISSED_LOOKBACK", 1800, minimum=60, maximum=86400)
+LATENCY_MISSED_LOOKBACK = env_int("LATENCY_MISSED_LOOKBACK")
 
 # Alerts (probes.alerts). An incident is global when at least this share of the regions measured breach,
 # regional below it: three quarters breaching points at the provider; fewer, at the paths to it (2 of 3 is
 # still regional).
-LATENCY_ALERT_GLOBAL_SHARE = env_float("LATENCY_ALERT_GLOBAL_SHARE", 0.75, minimum=0.01, maximum=1.0)
+LATENCY_ALERT_GLOBAL_SHARE = env_float("LATENCY_ALERT_GLOBAL_SHARE")
 # A notification channel is flagged in the admin after this many failed attempts in a row.
-LATENCY_CHANNEL_FAILING_AFTER = env_int("LATENCY_CHANNEL_FAILING_AFTER", 3, minimum=1, maximum=1000)
+LATENCY_CHANNEL_FAILING_AFTER = env_int("LATENCY_CHANNEL_FAILING_AFTER")
 # The longest wait, in seconds, between two attempts of a notification (probes.alerts.notify): the waits
 # double from 30 s up to it, with jitter.
-LATENCY_NOTIFY_RETRY_BACKOFF_MAX = env_int("LATENCY_NOTIFY_RETRY_BACKOFF_MAX", 300, minimum=1, maximum=3600)
+LATENCY_NOTIFY_RETRY_BACKOFF_MAX = env_int("LATENCY_NOTIFY_RETRY_BACKOFF_MAX")
 # Notification channels reach only public addresses (probes.alerts.addresses): a URL that leads to a loopback,
 # link-local, private or otherwise internal address is refused when saved and when sent. True lifts the policy,
 # for a webhook or mail relay on the site's own host or network.
-LATENCY_NOTIFY_ALLOW_PRIVATE = env_bool("LATENCY_NOTIFY_ALLOW_PRIVATE", False)
+LATENCY_NOTIFY_ALLOW_PRIVATE = env_bool("LATENCY_NOTIFY_ALLOW_PRIVATE")
 # DNS servers (IP[:port], comma separated) that resolve the hosts of notification channels instead of the
 # system's resolver; empty: the system's.
 LATENCY_NOTIFY_DNS_SERVERS = env_addresses("LATENCY_NOTIFY_DNS_SERVERS", 53)
 # The site's address as its users reach it (https://atlas.example.com), for the incident link in
 # notifications; empty: the link is the path alone.
-LATENCY_SITE_URL = env_str("LATENCY_SITE_URL", "").rstrip("/")
+LATENCY_SITE_URL = env_str("LATENCY_SITE_URL").rstrip("/")
 
 # Real users (probes.realusers, issue 14).
 # A place is shown (map, pages, CSV) only once it has this many observations in the window read, so that no
 # single user can be picked out.
-LATENCY_REAL_USERS_MIN_SAMPLES = env_int("LATENCY_REAL_USERS_MIN_SAMPLES", 5, minimum=1, maximum=10000)
+LATENCY_REAL_USERS_MIN_SAMPLES = env_int("LATENCY_REAL_USERS_MIN_SAMPLES")
 # OTLP/HTTP and beacon bodies: larger ones are answered 413. The decompressed size is capped too (a small
 # gzip body can inflate a thousandfold).
-LATENCY_OTLP_MAX_BODY_BYTES = env_int("LATENCY_OTLP_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
-LATENCY_OTLP_MAX_DECODED_BYTES = env_int("LATENCY_OTLP_MAX_DECODED_BYTES", 32 * 1024 * 1024, minimum=1024)
+LATENCY_OTLP_MAX_BODY_BYTES = env_int("LATENCY_OTLP_MAX_BODY_BYTES")
+LATENCY_OTLP_MAX_DECODED_BYTES = env_int("LATENCY_OTLP_MAX_DECODED_BYTES")
 # A browser beacon is a few hundred bytes of timings; a larger body is no beacon of ours (413).
-LATENCY_BEACON_MAX_BODY_BYTES = env_int("LATENCY_BEACON_MAX_BODY_BYTES", 16 * 1024, minimum=512, maximum=1024 * 1024)
+LATENCY_BEACON_MAX_BODY_BYTES = env_int("LATENCY_BEACON_MAX_BODY_BYTES")
 # The ingest's budgets per minute (probes.realusers.ratelimit), each its own, so that a beacon flood leaves OTLP
 # its budget and the reverse; over one: 429 with Retry-After. OTLP counts spans plus metric points per source, and
 # refuses (413) a request of more than the per-request cap before building it in memory.
-LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE = env_int(
-    "LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE", 300_000, minimum=1, maximum=1_000_000_000
-)
-LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST = env_int(
-    "LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST", 10_000, minimum=1, maximum=1_000_000
-)
+LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE = env_int("LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE")
+LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST = env_int("LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST")
 if LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST > LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE:
     raise ImproperlyConfigured(
         f"LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST={LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST} must not be "
@@ -309,27 +308,20 @@ if LATENCY_OTLP_MAX_SPANS_AND_POINTS_PER_REQUEST > LATENCY_OTLP_SPANS_AND_POINTS
     )
 # OTLP bodies one web process reads and decodes at once; more wait up to LATENCY_OTLP_DECODE_WAIT_SECONDS for a
 # turn, then get 503 with Retry-After. With the body caps and the per-request cap, this bounds the receiver's memory.
-LATENCY_OTLP_DECODE_SLOTS = env_int("LATENCY_OTLP_DECODE_SLOTS", 2, minimum=1, maximum=64)
-LATENCY_OTLP_DECODE_WAIT_SECONDS = env_int("LATENCY_OTLP_DECODE_WAIT_SECONDS", 10, minimum=0, maximum=300)
+LATENCY_OTLP_DECODE_SLOTS = env_int("LATENCY_OTLP_DECODE_SLOTS")
+LATENCY_OTLP_DECODE_WAIT_SECONDS = env_int("LATENCY_OTLP_DECODE_WAIT_SECONDS")
 # Beacons per source, per client address (of one source; an IPv6 address by its /64) and per target named.
-LATENCY_BEACONS_PER_MINUTE = env_int("LATENCY_BEACONS_PER_MINUTE", 600, minimum=1, maximum=1_000_000_000)
-LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE = env_int(
-    "LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE", 30, minimum=1, maximum=1_000_000_000
-)
-LATENCY_BEACONS_PER_TARGET_PER_MINUTE = env_int(
-    "LATENCY_BEACONS_PER_TARGET_PER_MINUTE", 300, minimum=1, maximum=1_000_000_000
-)
-if "LATENCY_INGEST_RATE_PER_MINUTE" in os.environ:
-    # One shared budget let a beacon flood lock the source's OTLP exporter out; a value set for it would now be
-    # ignored without a word, so start-up says what replaced it.
-    raise ImproperlyConfigured(
-        "LATENCY_INGEST_RATE_PER_MINUTE is gone: set LATENCY_OTLP_SPANS_AND_POINTS_PER_MINUTE and "
-        "LATENCY_BEACONS_PER_MINUTE (with LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE, "
-        "LATENCY_BEACONS_PER_TARGET_PER_MINUTE) instead"
-    )
+LATENCY_BEACONS_PER_MINUTE = env_int("LATENCY_BEACONS_PER_MINUTE")
+LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE = env_int("LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE")
+LATENCY_BEACONS_PER_TARGET_PER_MINUTE = env_int("LATENCY_BEACONS_PER_TARGET_PER_MINUTE")
+# Variables no longer read (LATENCY_INGEST_RATE_PER_MINUTE: one shared budget let a beacon flood lock the source's
+# OTLP exporter out): a value set for one would be ignored without a word, so start-up says what replaced it.
+for _name, _replaced in RETIRED.items():
+    if _name in os.environ:
+        raise ImproperlyConfigured(_replaced)
 # An offline city database (MaxMind DB format: GeoLite2-City or DB-IP City Lite) to place users by their
 # address; empty: the GeoLite2 City database of the maxminddb-geolite2 package. Never a network lookup.
-LATENCY_GEOIP_DATABASE = env_str("LATENCY_GEOIP_DATABASE", "")
+LATENCY_GEOIP_DATABASE = env_str("LATENCY_GEOIP_DATABASE")
 
 # The REST API (latency.api_v1): a user's token (`Authorization: Bearer <token>`, probes.apitokens) or the
 # session (with CSRF, for the docs page); the admin's model permissions, view included for reads. Tokens first:
@@ -382,7 +374,7 @@ AUTHENTICATION_BACKENDS = [
 
 # Proxies whose X-Forwarded-Proto / X-Forwarded-For are believed (latency.proxy);
 # from any other peer those headers are removed.
-LATENCY_TRUSTED_PROXIES = env_list("LATENCY_TRUSTED_PROXIES", [])
+LATENCY_TRUSTED_PROXIES = env_list("LATENCY_TRUSTED_PROXIES")
 LATENCY_TRUSTED_PROXY_NETWORKS = parse_proxies(LATENCY_TRUSTED_PROXIES)
 if LATENCY_TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -391,8 +383,8 @@ if LATENCY_TRUSTED_PROXIES:
 # /admin/login/). Failures are counted per client address and, separately,
 # per username: either reaching the limit locks that address or that
 # username out until the cool-off has passed since the last failure.
-AXES_FAILURE_LIMIT = env_int("LATENCY_LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("LATENCY_LOGIN_COOLOFF_MINUTES", 15, minimum=1, maximum=7 * 24 * 60))
+AXES_FAILURE_LIMIT = env_int("LATENCY_LOGIN_FAILURE_LIMIT")
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LATENCY_LOGIN_COOLOFF_MINUTES"))
 AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username"]]
 AXES_CLIENT_IP_CALLABLE = "latency.proxy.client_ip"
 # Failures expire with the cool-off only: a successful sign-in deletes the
@@ -412,11 +404,11 @@ LOGIN_REDIRECT_URL = "overview"
 # Dashboard access. Public mode lets anyone read the dashboard (pages, JSON and
 # the live websocket) without signing in; nothing on it writes, and the admin
 # keeps its own login either way.
-LATENCY_PUBLIC_DASHBOARD = env_bool("LATENCY_PUBLIC_DASHBOARD", False)
+LATENCY_PUBLIC_DASHBOARD = env_bool("LATENCY_PUBLIC_DASHBOARD")
 # /metrics for Prometheus (latency.metrics_views): besides a signed-in session, `Authorization: Bearer <token>`
 # with this token; unset (or empty), there is no token path. Only its SHA-256 is kept in the settings, so a
 # settings dump (a debug page) cannot show it; the comparison is in constant time (latency.access).
-_metrics_token = env_str("LATENCY_METRICS_TOKEN", "").strip()
+_metrics_token = env_str("LATENCY_METRICS_TOKEN").strip()
 if _metrics_token and len(_metrics_token) < 16:
     raise ImproperlyConfigured(
         "LATENCY_METRICS_TOKEN is too short to be a secret: use at least 16 random characters "
@@ -426,7 +418,7 @@ LATENCY_METRICS_TOKEN_SHA256 = hashlib.sha256(_metrics_token.encode()).hexdigest
 del _metrics_token
 # True when every "region" runs on one machine with emulated network delay:
 # every page then says so, so demo numbers are never mistaken for real ones.
-LATENCY_EMULATED_GEOGRAPHY = env_bool("LATENCY_EMULATED_GEOGRAPHY", False)
+LATENCY_EMULATED_GEOGRAPHY = env_bool("LATENCY_EMULATED_GEOGRAPHY")
 
 LANGUAGE_CODE = "en"
 # English and Simplified Chinese: many of the people most hurt by the geography
@@ -441,7 +433,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATIC_ROOT = BASE_DIR / env_str("STATIC_ROOT")  # an absolute path stays as it is
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -461,12 +453,12 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 if LATENCY_PRODUCTION:
-    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS")
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD")
 
 # Content-Security-Policy on every response (django-csp; latency.security
 # adds this host's ws:/wss: origin to connect-src). Scripts come only from
@@ -498,7 +490,7 @@ LOGGING = {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
         "nowhere": {"class": "logging.NullHandler"},
     },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL").upper()},
     # httpx logs every request URL at INFO; a URL can carry a key, and the
     # probe engine reports what matters itself.
     # django-axes announces itself at INFO in every process (workers and

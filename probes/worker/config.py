@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
+from probes.conf import catalog
 from probes.engine.envpolicy import WorkerEnv
 from probes.worker.protocol import SLUG_RE, BadCredential, Credential
 
@@ -84,7 +85,11 @@ class WorkerConfig:
         return {}
 
 
-def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+def _number(env: Mapping[str, str], name: str) -> float:
+    """A number the one list of settings declares (probes.conf.catalog): its default and bounds come from there."""
+    entry = catalog.setting(name)
+    assert isinstance(entry.default, int | float) and entry.minimum is not None and entry.maximum is not None
+    default, low, high = float(entry.default), entry.minimum, entry.maximum
     raw = env.get(name)
     if raw is None or not raw.strip():
         return default
@@ -197,9 +202,9 @@ def load(
         regions=regions,
         credentials=credentials,
         broker_ca=ca,
-        heartbeat_s=_number(env, "LATENCY_HEARTBEAT_SECONDS", 5.0, 0.5, 300),
-        max_clock_offset_ms=_number(env, "LATENCY_MAX_CLOCK_OFFSET_MS", 5000.0, 1, 86_400_000),
-        visibility_timeout=int(_number(env, "LATENCY_VISIBILITY_TIMEOUT", 150, 2, 86400)),
+        heartbeat_s=_number(env, "LATENCY_HEARTBEAT_SECONDS"),
+        max_clock_offset_ms=_number(env, "LATENCY_MAX_CLOCK_OFFSET_MS"),
+        visibility_timeout=int(_number(env, "LATENCY_VISIBILITY_TIMEOUT")),
         concurrency=concurrency,
         loglevel=loglevel.upper(),
         hello_timeout_s=hello_timeout_s,

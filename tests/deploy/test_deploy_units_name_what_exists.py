@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, get_commands, load_command_class
 
+from probes.conf.catalog import CENTRAL, SETTINGS, WORKER
 from tests.deploy.units import DEPLOY, manage_command, read_env_file, read_unit, service_files
 from tests.support import ROOT
 
@@ -135,15 +136,15 @@ def test_the_region_environment_shows_a_tls_broker_for_redis_and_for_rabbitmq():
 
 
 def settings_variables() -> set[str]:
-    text = (ROOT / "latency" / "settings.py").read_text()
-    return set(re.findall(r'env_(?:str|bool|int|list)\(\s*"([A-Z0-9_]+)"', text))
+    """What the central processes read: the one list of settings (tests/settings_catalog holds the list and the
+    code to each other both ways)."""
+    return {entry.name for entry in SETTINGS if set(entry.readers) & set(CENTRAL)}
 
 
 def worker_variables() -> set[str]:
     """What a region worker reads (probes/worker/config.py, and its engine's rules for targets:
-    probes/engine/envpolicy.py), without Django's settings."""
-    text = "".join((ROOT / "probes" / path).read_text() for path in ("worker/config.py", "engine/envpolicy.py"))
-    return set(re.findall(r'"((?:LATENCY|CELERY|REDIS)_[A-Z0-9_]+)"', text))
+    probes/engine/envpolicy.py), without Django's settings; LATENCY_REGION_KEY_<SLUG> by one slug's name."""
+    return {entry.name + ("AF_LAGOS" if entry.prefix else "") for entry in SETTINGS if WORKER in entry.readers}
 
 
 def test_the_example_environment_names_only_variables_the_settings_read():
