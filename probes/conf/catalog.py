@@ -491,6 +491,26 @@ RETIRED: Mapping[str, str] = {
     ),
 }
 
+# What `manage.py check` reports about these settings (latency/checks.py), by id, for the reference page; a test
+# holds the two to each other.
+CHECKS: Mapping[str, str] = {
+    "latency.E001": "CELERY_BROKER_URL is not a redis://, rediss://, amqp:// or amqps:// URL with a host and a port.",
+    "latency.E002": "REDIS_URL has a bad port, no host, or a database that is not a number.",
+    "latency.E003": "DATABASE_URL asks for an sslmode PostgreSQL does not know.",
+    "latency.E004": "LATENCY_SITE_URL is not an http(s):// address without a query.",
+    "latency.W001": "LATENCY_GEOIP_DATABASE names a file that is missing, unreadable or not a MaxMind DB (.mmdb).",
+    "latency.W002": "LATENCY_VISIBILITY_TIMEOUT is not longer than the longest probe (120 s).",
+    "latency.W003": "LATENCY_READ_THREADS is set while LATENCY_DB_POOL is off (it has no effect).",
+    "latency.W004": "LATENCY_READ_THREADS is at least LATENCY_DB_POOL_MAX: none is left to the request.",
+    "latency.W005": "LATENCY_OTLP_MAX_DECODED_BYTES is smaller than LATENCY_OTLP_MAX_BODY_BYTES.",
+    "latency.W006": "LATENCY_ROLLUP_RETENTION_DAYS is shorter than LATENCY_RETENTION_DAYS.",
+    "latency.W007": "In production, ALLOWED_HOSTS is the development default, empty, or '*'.",
+    "latency.W008": "In production, LATENCY_SITE_URL is http://.",
+    "latency.W009": "LATENCY_PUBLIC_DASHBOARD with DEBUG: tracebacks for every visitor.",
+    "latency.W010": "LATENCY_PUBLIC_DASHBOARD without LATENCY_PRODUCTION: a public site without HTTPS hardening.",
+    "latency.W011": "In production, REDIS_URL or CELERY_BROKER_URL reach another host in plain TCP without a password.",
+}
+
 BY_NAME: Mapping[str, Setting] = {entry.name: entry for entry in SETTINGS}
 
 

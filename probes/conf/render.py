@@ -8,7 +8,7 @@ import re
 import textwrap
 from collections.abc import Callable, Iterable
 
-from probes.conf.catalog import CENTRAL, GROUPS, READERS, RETIRED, SETTINGS, WORKER, Setting
+from probes.conf.catalog import CENTRAL, CHECKS, GROUPS, READERS, RETIRED, SETTINGS, WORKER, Setting
 
 GENERATED = "probes/conf/catalog.py, by `make settings-docs`"
 WIDTH = 118
@@ -74,6 +74,17 @@ def reference_page() -> str:
             *(_row(entry) for entry in entries),
             "",
         ]
+    lines += [
+        "## What `manage.py check` reports",
+        "",
+        "Besides values it cannot read, which stop every process at once, `manage.py check` (run by `migrate`,",
+        "so by `latency-migrate` before the site starts) reports these; an error stops the command.",
+        "",
+        "| Id | Reported when |",
+        "| --- | --- |",
+        *(f"| `{id_}` | {_markdown_text(text)} |" for id_, text in CHECKS.items()),
+        "",
+    ]
     lines += ["## Retired variables", "", "Setting one of these stops start-up with what replaced it.", ""]
     lines += [f"- `{name}`: {_markdown_text(text)}." for name, text in RETIRED.items()]
     return "\n".join(lines) + "\n"
