@@ -46,7 +46,13 @@ def check_service_urls(app_configs, **kwargs) -> list[CheckMessage]:
     found: list[CheckMessage] = []
     problem = _url_problem(settings.CELERY_BROKER_URL, BROKER_SCHEMES)
     if problem:
-        found.append(Error(f"CELERY_BROKER_URL {problem}.", id="latency.E001"))
+        found.append(
+            Error(
+                f"CELERY_BROKER_URL {problem}.",
+                hint="It defaults to REDIS_URL; Celery reaches a Redis socket as redis+socket:///path/redis.sock.",
+                id="latency.E001",
+            )
+        )
     problem = _url_problem(settings.REDIS_URL, ("redis", "rediss", "unix"))
     if problem:
         found.append(Error(f"REDIS_URL {problem}.", id="latency.E002"))
