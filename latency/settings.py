@@ -144,9 +144,8 @@ LATENCY_WEB_MEMORY_RESERVE_MB = env_int("LATENCY_WEB_MEMORY_RESERVE_MB", 64, min
 
 # How many pages a read's bitmap heap scans ask the disk for ahead of need (PostgreSQL's effective_io_concurrency,
 # set for each read's transaction by probes.readings.plan.reporting_reads). A window's first read after its pages
-# left the page cache waits on the disk page by page at PostgreSQL's default of 1: the table of every target over
-# 24 h at 10 M rows, cold, read its hours in 340 to 430 ms at 1 and 114 to 123 ms at 64. 0 leaves the server's
-# setting as it is (as do servers without posix_fadvise, which refuse any other value).
+# left the page cache waits on the disk page by page at PostgreSQL's default of 1 (docs/benchmarks.md, "Read-ahead").
+# 0 leaves the server's setting as it is (as do servers without posix_fadvise, which refuse any other value).
 LATENCY_READ_IO_CONCURRENCY = env_int("LATENCY_READ_IO_CONCURRENCY", 64, minimum=0, maximum=1000)
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -375,7 +374,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 AUTHENTICATION_BACKENDS = [
     # First: a locked-out username or address is refused here, before
-    # ModelBackend runs the password hasher (~0.6 s of CPU per attempt).
+    # ModelBackend runs the password hasher (seconds of CPU, by design, for a flood of attempts).
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
