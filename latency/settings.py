@@ -158,7 +158,7 @@ CHANNEL_LAYERS = {"default": channel_layer(REDIS_URL, env_str("LATENCY_CHANNEL_P
 # providers' keys): they never open the database.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 # A broker over TLS (rediss:// or amqps://): its certificate is always verified, against the CA bundle
-# LATENCY_BROKER_CA when set (region workers read the same variable; README "Broker over TLS").
+# LATENCY_BROKER_CA when set (region workers read the same variable; docs/guides/add-a-region.md).
 LATENCY_BROKER_CA = env_str("LATENCY_BROKER_CA", "")
 CELERY_BROKER_USE_SSL = broker_tls(CELERY_BROKER_URL, LATENCY_BROKER_CA)
 CELERY_TIMEZONE = "UTC"
