@@ -374,7 +374,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 AUTHENTICATION_BACKENDS = [
     # First: a locked-out username or address is refused here, before
-    # ModelBackend runs the password hasher (seconds of CPU, by design, for a flood of attempts).
+    # ModelBackend runs the password hasher (slow by design: a flood of attempts would cost its CPU time).
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
