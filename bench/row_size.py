@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """How much disk does a measurement take? Bytes per stored measurement, its indexes included, and per
-hourly and daily rollup row: the figures behind the README's sizing ("Run it for real").
+hourly and daily rollup row: the figures behind the sizing in docs/guides/deploy.md.
 
 N realistic measurements (default 100,000; outcomes, failures and phases from bench/workload.py's
 generator) from P probes x every seeded region, one slot every --interval seconds, ending at the last

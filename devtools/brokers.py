@@ -1,6 +1,6 @@
 """Brokers as a region host meets them, for the end-to-end tests and the benchmarks: a Redis over TLS
 with a password (Debian's redis-server and a throwaway trustme CA), and a RabbitMQ virtual host with a
-user for the central side and one per region whose permissions are the ones the README documents.
+user for the central side and one per region whose permissions are the ones docs/guides/add-a-region.md documents.
 
 Each is made for one run and removed after it; neither touches anything it did not create (the RabbitMQ
 server is the machine's, so only a vhost and users with random names are added to it, then deleted).
@@ -139,7 +139,7 @@ class TlsRedis:
 
 def region_permissions(slug: str) -> tuple[str, str, str]:
     """RabbitMQ permissions (configure, write, read) of a region's user: proved by
-    tests/regions_e2e/test_rabbitmq_region_users_can_do_only_their_part.py and quoted in the README.
+    tests/regions_e2e/test_rabbitmq_region_users_can_do_only_their_part.py and quoted in docs/guides/add-a-region.md.
 
     configure: its own queue `probes.SLUG` (and the exchange of that name Celery declares for it) and its
       workers' reply queues `probes.SLUG.reply.<32 hex>`: nothing of the central side's, so it cannot

@@ -85,8 +85,8 @@ class _PlainEncoder(json.JSONEncoder):
 
 
 def respond(payload: dict, status: int = 200) -> HttpResponse:
-    # Written by json's C encoder in one pass; json_safe's walk (half the time of writing a 300 KB time series)
-    # only when that pass refuses a value: NaN or an infinity (null here, which JSON.parse reads), or a key
+    # Written by json's C encoder in one pass; json_safe's walk (a large share of the time of writing a long time
+    # series) only when that pass refuses a value: NaN or an infinity (null here, which JSON.parse reads), or a key
     # json cannot write. Both give the same text: json_safe's conversions are _PlainEncoder's.
     try:
         body = json.dumps(payload, cls=_PlainEncoder, allow_nan=False)

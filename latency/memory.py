@@ -1,18 +1,15 @@
 """Memory for the web process's large arrays, written once at its start and kept.
 
-A read of every target builds arrays of megabytes (a row of 996 int64 counts per series and metric: 7 MB for the
-900 series of bench/dashboard.py), and memory a process has never written costs a page fault per 4 KB page the
-first time: about 6 microseconds each on the 2-CPU bench machine, 20 ms to write one such array. glibc gives
-blocks of 128 KB and more back to the kernel when they are freed (each is a mapping of its own), so a process
-paid that again for every new array size it met, and a new process on every first read: the table of every
-target over 30 days at 10 M rows made 16,200 page faults on its first request.
+A read of every target builds arrays of megabytes (a row of 996 int64 counts per series and metric, for each of
+hundreds of series), and memory a process has never written costs a page fault per 4 KB page the first time.
+glibc gives blocks of 128 KB and more back to the kernel when they are freed (each is a mapping of its own), so a
+process paid that again for every new array size it met, and a new process on every first read.
 
 keep_freed() asks glibc (mallopt) to serve blocks up to 32 MB from its heap, to keep up to twice the reserve of
 freed heap memory instead of handing it back, and to serve every thread from that one heap, so that the request
 threads and the reads' helper threads (probes.readings.side_by_side) all draw on it. reserve() then writes the
-reserve once, in blocks, and frees them. Measured at 10 M rows (bench/dashboard.py's data), the table of every
-target over 30 days, first request in process: 5,340 page faults instead of 16,200, a median 86 ms instead of
-101 (6 runs each, alternating). The process's resident memory grows by the reserve.
+reserve once, in blocks, and frees them, so a first read takes far fewer page faults (docs/benchmarks.md,
+"The web process at start"). The process's resident memory grows by the reserve.
 
 Only the served web process calls them, at its start (latency.startup.Lifespan), and only with glibc; with
 another C library (Alpine's musl, macOS) or a reserve of 0 they do nothing.

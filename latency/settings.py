@@ -147,9 +147,8 @@ LATENCY_WEB_MEMORY_RESERVE_MB = env_int("LATENCY_WEB_MEMORY_RESERVE_MB")
 
 # How many pages a read's bitmap heap scans ask the disk for ahead of need (PostgreSQL's effective_io_concurrency,
 # set for each read's transaction by probes.readings.plan.reporting_reads). A window's first read after its pages
-# left the page cache waits on the disk page by page at PostgreSQL's default of 1: the table of every target over
-# 24 h at 10 M rows, cold, read its hours in 340 to 430 ms at 1 and 114 to 123 ms at 64. 0 leaves the server's
-# setting as it is (as do servers without posix_fadvise, which refuse any other value).
+# left the page cache waits on the disk page by page at PostgreSQL's default of 1 (docs/benchmarks.md, "Read-ahead").
+# 0 leaves the server's setting as it is (as do servers without posix_fadvise, which refuse any other value).
 LATENCY_READ_IO_CONCURRENCY = env_int("LATENCY_READ_IO_CONCURRENCY")
 
 REDIS_URL = env_str("REDIS_URL")
@@ -162,7 +161,7 @@ CHANNEL_LAYERS = {"default": channel_layer(REDIS_URL, env_str("LATENCY_CHANNEL_P
 # providers' keys): they never open the database.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL
 # A broker over TLS (rediss:// or amqps://): its certificate is always verified, against the CA bundle
-# LATENCY_BROKER_CA when set (region workers read the same variable; README "Broker over TLS").
+# LATENCY_BROKER_CA when set (region workers read the same variable; docs/guides/add-a-region.md).
 LATENCY_BROKER_CA = env_str("LATENCY_BROKER_CA")
 CELERY_BROKER_USE_SSL = broker_tls(CELERY_BROKER_URL, LATENCY_BROKER_CA)
 CELERY_TIMEZONE = "UTC"
@@ -367,7 +366,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 AUTHENTICATION_BACKENDS = [
     # First: a locked-out username or address is refused here, before
-    # ModelBackend runs the password hasher (~0.6 s of CPU per attempt).
+    # ModelBackend runs the password hasher (slow by design: a flood of attempts would cost its CPU time).
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]

@@ -3,9 +3,9 @@ that the first request after a start costs what a later one does (issue 17:
 every dashboard endpoint under 150 ms on the first request too).
 
 A first request used to pay, besides its data, for what Python and Django
-do lazily: plotly imports its figure classes on first use (about 260
-modules, narwhals among them, and the layout template: 0.5 to 1.5 s for the
-first figure of each kind), the URL resolver fills its tables, templates
+do lazily: plotly imports its figure classes on first use (hundreds of
+modules, narwhals among them, and the layout template, for the first figure
+of each kind), the URL resolver fills its tables, templates
 and translation catalogs are compiled and read, and the first database
 connection makes psycopg and django.contrib.postgres look up their types;
 and the first full garbage collection scans every object the start made;
@@ -210,7 +210,7 @@ def use_pool() -> None:
     """The web process's connections from a pool (settings.LATENCY_DB_POOL), set before the first one opens.
     Under ASGI each request runs in a thread of its own and closes its connection at its end (latency.asgi):
     without a pool every request opened a new PostgreSQL backend, which looks up again the catalog rows of
-    every table, index and partition it reads (about 5 to 15 ms per table on a first statement). Pooled,
+    every table, index and partition it reads on its first statement. Pooled,
     the closing hands the connection back open. Only here, at the server's start: tests, management commands
     and workers import the application without serving it and keep Django's own connections."""
     if not settings.LATENCY_DB_POOL:
@@ -312,11 +312,10 @@ def reserve_memory() -> None:
 
 
 def freeze_start_objects() -> None:
-    """The objects made so far (modules, figure classes, templates: about
-    190,000) live as long as the process. Left to the collector, the first
-    full collection scans them all, and it struck one of the first requests
-    (276 ms of a 1 h all-target table read on this machine); frozen, no
-    collection looks at them again."""
+    """The objects made so far (modules, figure classes, templates: hundreds
+    of thousands) live as long as the process. Left to the collector, the
+    first full collection scans them all, and it struck one of the first
+    requests, most of its time; frozen, no collection looks at them again."""
     gc.collect()
     gc.freeze()
 

@@ -235,8 +235,8 @@ class Histogram:
         own, more = self._counts, other._counts
         if len(more) > len(own):
             # The smaller one is added into a copy of the larger (a copy is one C call): a reading's few raw
-            # buckets into its days' merge, not the other way round (8 to 5 ms for the 900 series of the table
-            # of every target over 30 days). other's own counts stay as they are: it may be a cached merge.
+            # buckets into its days' merge, not the other way round. other's own counts stay as they are: it may
+            # be a cached merge.
             own, more = dict(more), own
             self._counts = own
         for index, count in more.items():
@@ -359,16 +359,14 @@ _SQL_EDGES = np.array(SQL_EDGES, dtype=np.float64)
 
 def histograms_of_runs(values: np.ndarray, lengths: Sequence[int], *, ascending: bool = False) -> list[Histogram]:
     """[histogram_of(run) for each run], where the runs are `values` cut after each of `lengths` in turn, with the
-    bucketing and counting in numpy: one searchsorted over SQL_EDGES and one unique over (run, bucket) keys for
-    them all. A raw window of every target adds tens of thousands of values (probes.readings.raw reads them as
-    arrays), which one add() each took about 50 ms to bucket; and it reads them as hundreds of groups of a handful
-    each, for which numpy's fixed cost per call, four calls a group, took longer than the bucketing (25 against
-    5 ms for 900 groups of two metrics). A value bucket_index refuses (negative, NaN) goes through histogram_of,
-    which raises its error.
+    bucketing and counting in numpy: one searchsorted over SQL_EDGES and one unique over (run, bucket) keys for them
+    all. A raw window of every target adds tens of thousands of values (probes.readings.raw reads them as arrays),
+    too many to bucket with one add() each; and it reads them as hundreds of groups of a handful each, for which
+    numpy's fixed cost per call, four calls a group, took longer than the bucketing. A value bucket_index refuses
+    (negative, NaN) goes through histogram_of, which raises its error.
 
     ascending: each run is in ascending order (a raw read keeping its values sorts them anyway), so the keys are
-    too and their counts are the lengths of their runs, with no sort: 1.4 against 7.3 ms for 69,000 values in 15
-    runs, the phases of every target over an hour at 100 M rows, for each of its six columns."""
+    too and their counts are the lengths of their runs, with no sort."""
     array = np.asarray(values, dtype=np.float64)
     if len(array) != sum(lengths):
         raise ValueError(f"runs of {sum(lengths)} values in all, given {len(array)}")

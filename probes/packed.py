@@ -4,8 +4,8 @@ A histogram (probes.histogram.Histogram) is stored as its non-zero buckets in as
 6-byte entry: the bucket index as a big-endian 16-bit integer, then its count as a big-endian 32-bit one. The
 empty histogram is no bytes. It replaced the sparse jsonb form ({"12": 3, "15": 1}) because reads were bound by
 that form: PostgreSQL formats every number of a jsonb value as text on the way out and Python parses it back,
-about 80 ns a number, where numpy reads these bytes as they are; and an hourly row takes 2.5 times fewer pages
-(443 against 1,077 bytes at bench/dashboard.py's rows). SQL writes it with int2send and int4send (their binary
+where numpy reads these bytes as they are; and an hourly row takes fewer pages (docs/benchmarks.md,
+"Histograms"). SQL writes it with int2send and int4send (their binary
 send forms are these very bytes) and reads it back with get_byte.
 
 A count is at most 2,147,483,647 in one bucket of one row (int4send's range: a probe every second for 68 years);
@@ -64,8 +64,7 @@ def pack_agg(index: str, count: str, where: str | None = None) -> str:
 def entries_sql(column: str) -> str:
     """SQL for a LATERAL subquery: the (bucket int, n bigint) entries of one stored histogram `column`."""
     # The value is copied out once (|| in a subquery kept apart by OFFSET 0): get_byte on a value PostgreSQL
-    # stored compressed or out of line decompresses the whole of it at every call, six calls an entry. Expanding
-    # a day's 1 h region blocks (270,000 entries) took 965 ms that way and 65 ms this way.
+    # stored compressed or out of line decompresses the whole of it at every call, six calls an entry.
     return (
         "(SELECT (get_byte(d.h, o) << 8) | get_byte(d.h, o + 1) AS bucket, "
         "(get_byte(d.h, o + 2)::int8 << 24) | (get_byte(d.h, o + 3) << 16) | (get_byte(d.h, o + 4) << 8) "

@@ -12,7 +12,7 @@ its identity whatever the outcome, so `probe_success == 0`, `avg_over_time(probe
 pair stay one line. The outcome itself is one more series, probe_outcome, joined on (target, region) when a table
 or an alert wants to say why.
 
-Families (README, "Prometheus and Grafana"):
+Families (docs/guides/prometheus-grafana.md):
   latency_atlas_probe_success{target,region}                             1 when the last result is ok, else 0
   latency_atlas_probe_outcome{target,region,outcome}                     1, for the last result's outcome only
   latency_atlas_probe_duration_seconds{target,region,phase}              its phases (dns, connect, tls,

@@ -40,7 +40,7 @@ TICK_SECONDS = 1.0
 DISPATCH_AFTER_S = 0.002
 # The scheduler publishes a slot this long before it begins, and the worker holds the order until the
 # slot's moment: the time to read the probes, publish and deliver then falls before the start, not
-# into it (bench/workers.py: on a busy 2-core machine that time was 100-400 ms of start jitter).
+# into it (bench/workers.py: on a busy machine that time is start jitter).
 # (The worker's side: probes.worker.tasks.hold_until.)
 LEAD_S = 1.0
 # Room between the latest moment a worker may accept a run and the latest start the slot rule allows
@@ -193,9 +193,9 @@ def dispatch_due(app, r: redis.Redis, now: datetime | None = None, *, lead_s: fl
 
     Every tick sees every probe's current slot, nearly all of them published already. So the tick reads
     only (probe, interval, region) ids, sets their once-per-slot keys in one pipelined round trip, and builds
-    and publishes only the slots it won, in one batch (Redis: one pipelined LPUSH). With 200 probes at 10 s,
-    reading every probe whole, one key at a time, and one round trip per message made the last run of a
-    second start some 0.3-0.5 s late on a busy 2-core machine (bench/workers.py)."""
+    and publishes only the slots it won, in one batch (Redis: one pipelined LPUSH). Reading every probe whole,
+    one key at a time, and one round trip per message made the last runs of a busy second start late
+    (bench/workers.py)."""
     now = now or datetime.now(UTC)
     current = _current(now, lead_s)
     keys = [SLOT_KEY.format(probe=p, region=rg, slot=int(when.timestamp())) for p, rg, when, _i in current]
@@ -285,7 +285,7 @@ class SlotScheduler(beat.Scheduler):
         wall = time.time()
         # Slots begin on whole seconds of the wall clock: dispatching just after each one, rather than at
         # whatever phase the process started in, keeps a run's start within milliseconds of its slot (an
-        # unaligned tick made every run late by the same 0-1 s: bench/workers.py). A clock stepped back
+        # unaligned tick made every run late by the same fraction of a second: bench/workers.py). A clock stepped back
         # by more than a tick re-aligns at once instead of waiting for the old second to come round.
         if wall >= self._next_dispatch or self._next_dispatch - wall > 2 * TICK_SECONDS:
             self._next_dispatch = math.floor(wall) + TICK_SECONDS + DISPATCH_AFTER_S

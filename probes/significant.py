@@ -45,7 +45,7 @@ def names_sql() -> str:
     """significant(bucket_value(k)) of every histogram bucket k, as a name[] literal to subscript with k + 1.
 
     name, not text: a name is fixed-width, so subscripting a name[] jumps to its element, where a text[] walks
-    every element before it (a hundred times slower here). Digits and a point only, so the literal needs no
+    every element before it. Digits and a point only, so the literal needs no
     quoting beyond its double quotes."""
     texts = [significant(bucket_value(k)) for k in range(BUCKETS)]
     assert all(t is not None and _PLAIN.match(t) for t in texts)
@@ -57,5 +57,5 @@ def cells_sql(indexes: Sequence[str], names: str) -> str:
     NULL for an empty cell), each the text names (an expression of names_sql()) holds for that bucket.
 
     One text rather than a cell each: formatting the 20 percentile cells of a row, one expression each, was
-    about half of regions.csv's statement, so a whole 1 h group's cells are made once, by the rollup builder."""
+    a large share of regions.csv's statement, so a whole 1 h group's cells are made once, by the rollup builder."""
     return "concat_ws(',', " + ", ".join(f"coalesce({names}[({k}) + 1], '')" for k in indexes) + ")"

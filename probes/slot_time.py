@@ -38,10 +38,9 @@ def slot_bounds(since: datetime, until: datetime) -> tuple[datetime, datetime]:
 
     Rounded because a tight range misleads the planner: it takes it for a selective condition of its own, on top
     of the started_at one it repeats, and ANDs a bitmap of it from the (id, scheduled_for) primary key, which it
-    can only read whole. The raw read of the phases of every target over its last hour at 100 M rows (69,299
-    rows) read that day's whole key (5,323 buffers, 28 to 45 ms) to drop no row; with whole days no index on
-    scheduled_for looks selective, and the same statement took 82 against 95 ms warm (bench/dashboard.py's data,
-    medians of 7)."""
+    can only read whole. The raw read of the phases of every target over its last hour read that day's whole key
+    to drop no row; with whole days no index on scheduled_for looks selective (docs/architecture/storage.md,
+    "Partitions")."""
     return _floor_day(since - SLOT_LATE), _ceil_day(until + SLOT_EARLY)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Regenerate static/vendor/: the browser assets the dashboard serves itself, so no page reaches a CDN.
 
-README: `.venv/bin/python tools/vendor_assets.py` (needs node and npm with access to the npm registry) rewrites
+Usage: `.venv/bin/python tools/vendor_assets.py` (needs node and npm with access to the npm registry) rewrites
 static/vendor/plotly/plotly.min.js, static/vendor/plotly/LICENSE, static/vendor/plotly/plotly-locale-zh-cn.js and
 static/vendor/topojson/world_110m.json.
 

@@ -100,8 +100,8 @@ def with_template(fig: go.Figure) -> go.Figure:
     """The figure with plotly's own TEMPLATE in its layout, set as plotly sets
     its default template in go.Figure(): without validating it again. Naming
     it (template=TEMPLATE) made plotly deep-copy and validate the whole
-    template on every figure: 8 to 10 ms of each figure's build on a quiet
-    machine, 20 to 45 ms at load 4 to 5 (bench/figures.py; issue 17). The
+    template on every figure, a large share of each figure's build
+    (bench/figures.py; issue 17). The
     layout keeps a copy of the registered template's properties, so the JSON
     is the same (a test compares it) and no figure shares, or can change,
     plotly's registered one."""

@@ -194,8 +194,7 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
     fig.add_trace(
         go.Heatmap(
             # Object arrays, not nested lists: plotly validates and deep-copies a nested list element by element
-            # (twice: the trace, then the figure's copy), an array as one; the JSON is the same lists (a 30-day
-            # heatmap of 15 regions, with each column's span made once: 11 against 23 ms to build and encode, issue 17).
+            # (twice: the trace, then the figure's copy), an array as one; the JSON is the same lists (issue 17).
             z=np.array(z, dtype=object),
             x=[plotly_time(e) for e in edges],
             y=labels,

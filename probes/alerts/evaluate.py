@@ -355,7 +355,7 @@ class Evaluator:
         self.now = now
         self.report = report
         self.region_names: dict[int, str] = {}
-        # Small tables read once per pass, when first needed: per incident they were a third of its round trips.
+        # Small tables read once per pass, when first needed: per incident they were many of its round trips.
         self._silences: dict[int, Silence] | None = None
         self._target_names: dict[int, str] | None = None
         self._channels: dict[int, list[NotificationChannel]] | None = None

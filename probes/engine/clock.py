@@ -117,7 +117,7 @@ class TimedStream(httpcore.AsyncNetworkStream):
         if tl is not None and data:
             # Arrivals only move forward, and none precedes the call: a kernel stamp is carried over from the
             # realtime clock (netstream), and a step of that clock between two reads can put one before the
-            # last (seen on a busy VM: a body read 4.5 ms before the headers it followed, a negative total).
+            # last (seen on a busy VM: a body stamped before the headers it followed, a negative total).
             tl.last_read = max(stamp, tl.last_read or 0, tl.start_ns)
         return data
 

@@ -4,8 +4,9 @@ When an HTTP/2 connection sends its preface, httpcore 1.0.9 makes a semaphore
 of 100 stream slots (our own SETTINGS' MAX_CONCURRENT_STREAMS) and then takes
 99 of them back, one await at a time, until the server's SETTINGS say how many
 streams it allows. Every one of those awaits is a trip through the event loop
-(anyio yields even when a slot is free): 1.5-2 ms on a busy machine, spent
-between the TLS handshake and the request's HEADERS frame, so inside TTFB.
+(anyio yields even when a slot is free), and on a busy machine those trips add
+up to milliseconds spent between the TLS handshake and the request's HEADERS
+frame, so inside TTFB (docs/benchmarks.md, "HTTP/2 set-up").
 Here the semaphore is made with that one slot free, the state httpcore's loop
 ends in; everything else (the preface, SETTINGS and WINDOW_UPDATE it writes,
 the request, how later SETTINGS resize the slots) is httpcore's own code.
@@ -13,7 +14,7 @@ the request, how later SETTINGS resize the slots) is httpcore's own code.
 The connection's locks and that semaphore are also taken without a trip
 through the loop when they are free (anyio's fast_acquire): one request takes
 them seven times before its HEADERS frame is written and once for every read
-after, and each trip costs tens of microseconds on a busy machine. Taken or
+after, and each trip is a wait on a busy machine. Taken or
 not, they still exclude each other as before; a free lock just does not check
 for cancellation, which the next socket wait does.
 

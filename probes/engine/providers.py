@@ -3,7 +3,7 @@
 One list, used by the admin's "Provider preset" select (it fills style, URL
 shape, key variable and HTTP version), by `probe --provider`, by the engine
 (request shape: which header carries the key, whether `stream_options` may be
-sent) and by the README's table of what each preset was checked against.
+sent) and by the docs' table of what each preset was checked against (docs/guides/targets.md).
 
 Plain data, no Django: region workers read it too. A target with no provider
 ("" = custom) is sent exactly as its style defines.
@@ -13,7 +13,7 @@ itself for every provider, since nothing in a chunk says who sent it and a
 custom target may sit behind any of these servers: Azure's empty-choices
 first chunk, reasoning in `delta.reasoning_content` or `delta.reasoning`,
 Groq's `x_groq.usage`, keep-alive comments, errors in a `data:` line of an
-HTTP 200 stream. `stream_quirks` names them per provider, for the README and
+HTTP 200 stream. `stream_quirks` names them per provider, for the docs and
 the mock server's scenarios (devtools/mockllm), which reproduce each one.
 """
 

@@ -162,16 +162,15 @@ async def copy_csv_parts(
     r + readers, ...). A part's query is made (synchronously) when its reader comes to it. The part being
     streamed is read as the client takes it; each reader reads ahead at most AHEAD_BLOCKS blocks, then waits.
 
-    Threads, not the event loop: psycopg's async COPY costs about twice the CPU per row of its sync one (1.1
-    against 0.6 s for the 648,000 rows of 30 days of hourly regions.csv), and per row is what a COPY costs
-    Python here. An error in any part ends the stream with that error once the parts before it are out;
-    closing the generator (the client went away) stops every reader, which cancels its COPY and closes its
-    connection.
+    Threads, not the event loop: psycopg's async COPY costs more CPU per row than its sync one, and per row is what
+    a COPY costs Python here (docs/benchmarks.md, "regions.csv"). An error in any part ends the stream with that
+    error once the parts before it are out; closing the generator (the client went away) stops every reader, which
+    cancels its COPY and closes its connection.
 
     lines=True: each part's query returns one text column whose values are blocks of CSV lines, made by the
     query, in order; they are read with COPY's binary format and streamed as they are. PostgreSQL sends a message
-    per row, and reading one is about 1.4 microseconds of Python, under the GIL: 0.9 s of CPU for the 648,000
-    rows of 30 days of hourly regions.csv, against a few milliseconds for its 720 blocks of a bucket each."""
+    per row, and reading one costs Python time under the GIL: a message per bucket rather than per CSV line
+    makes that cost vanish."""
     loop = asyncio.get_running_loop()
     count = len(parts)
     queues: list[asyncio.Queue[bytes | BaseException | None]] = [asyncio.Queue() for _ in range(count)]

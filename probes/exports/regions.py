@@ -117,13 +117,12 @@ def rollup_select(f: ExportFilters) -> sql.Composed:
     bytes). Read with copy_csv_parts(lines=True).
 
     A bucket's lines in one row, not a row per line: PostgreSQL sends a message per row, and taking one in
-    Python cost more than PostgreSQL's making it (0.6 of 3.3 s of CPU for 30 days of hourly buckets at 10 M
-    rows, 648,000 rows, against 0.2 of 2.9 s this way, measured on a busy machine). Within a bucket the lines
+    Python cost more than PostgreSQL's making it. Within a bucket the lines
     are ordered on one int8 (the bucket's place, then each region's and target's place in that order, from
     two tables of a few dozen rows, 21 bits each): PostgreSQL sorts a single integer key with its own
     comparator-free quicksort. A 1 h group made of one hourly rollup row writes the percentile cells stored on
-    it (HourlyRollup.percentile_cells): made here, one expression per cell, they were about half of the
-    statement (a part of 48 buckets at 100 M rows: 190 ms, 100 ms without them)."""
+    it (HourlyRollup.percentile_cells): made here, one expression per cell, they were a large share of the
+    statement."""
     sel = selection(f)
     size = BUCKETS[f.bucket]
     # A group's percentile cells: as the rollup builder stored them (a whole 1 h group), or made here from the
@@ -135,7 +134,7 @@ def rollup_select(f: ExportFilters) -> sql.Composed:
     place: sql.Composable = sql.SQL("0")  # a single bucket
     if size is not None:
         # Each bucket's label is made once and looked up by the bucket's place (name[], as sig), not formatted
-        # again on each of its rows: to_char was an eighth of the statement at 900 rows a bucket.
+        # again on each of its rows: to_char on every row was a visible share of the statement.
         first = readings.bucket_start(f.since, size)
         step = size.total_seconds()
         labels = sql.SQL(
@@ -194,14 +193,14 @@ def rollup_select(f: ExportFilters) -> sql.Composed:
     )
 
 
-# The rollup statement sorts and hashes hundreds of thousands of narrow rows (30 days of hourly buckets: 648,000
-# at 15 regions x 60 targets, about 100 MB): in memory rather than in temporary files, on the export's own
-# connection only.
+# The rollup statement sorts and hashes hundreds of thousands of narrow rows (30 days of hourly buckets of every
+# region and target): in memory rather than in temporary files, on the export's own connection only.
 ROLLUP_WORK_MEM = "256MB"
 
 
-# Buckets per part at most when the rollup path reads in parts (LATENCY_EXPORT_READERS): 30 days of hourly
-# buckets make 15 parts of about 7 MB, which an idle reader can hold ahead whole (pgcopy.AHEAD_BLOCKS).
+# Buckets per part at most when the rollup path reads in parts (LATENCY_EXPORT_READERS): small enough that an
+# idle reader can hold a part ahead whole (pgcopy.AHEAD_BLOCKS), large enough that 30 days of hourly buckets
+# are a handful of statements.
 PART_BUCKETS = 48
 
 
@@ -226,8 +225,8 @@ async def region_csv(f: ExportFilters) -> AsyncIterator[bytes]:
     if uses_raw_rows(f):
         blocks = copy_csv(raw_select(f))
     else:
-        # One COPY formats its rows on one core (probes.exports.pgcopy): in psql, 30 days of hourly buckets at
-        # 10 M rows take 2.0 s in one statement and 1.0 s in 8 parts on two connections at once.
+        # One COPY formats its rows on one core (probes.exports.pgcopy): parts on connections of their own
+        # format side by side.
         selections = parts(f, settings.LATENCY_EXPORT_READERS)
         blocks = copy_csv_parts(
             [functools.partial(rollup_select, part) for part in selections],

@@ -18,7 +18,7 @@ CELLS_FROM_RANKS = f"""
 
 class Migration(migrations.Migration):
     # A row that was a whole 1 h group of regions.csv kept the bucket indexes of its percentiles (ranks), which
-    # the export then formatted, one expression per cell: about half of its statement. It keeps their text now.
+    # the export then formatted, one expression per cell: a large share of its statement. It keeps their text now.
 
     dependencies = [
         ("probes", "0025_hour_cuts"),

@@ -145,7 +145,7 @@ def record(
     with transaction.atomic(), connection.cursor() as cur:
         if rows:
             # COPY rather than bulk_create: an OTLP batch is hundreds of rows, and Django's per-field
-            # preparation of each was half the receiver's time (bench/otlp.py).
+            # preparation of each was a large share of the receiver's time (bench/otlp.py).
             table = Observation._meta.db_table
             with cur.cursor.copy(f"COPY {table} ({', '.join(_OBSERVATION_COLUMNS)}) FROM STDIN") as copy:
                 for row in rows:

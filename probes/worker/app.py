@@ -68,9 +68,9 @@ def central_route(queue: str) -> dict:
     On RabbitMQ through the exchange of the same name, which the central ingest worker declares, and with
     nothing declared: a region's user may publish to those two exchanges but may neither declare the central
     side's queues nor use the default exchange, which reaches any queue by name (maintenance, another region's
-    runs); README "Broker over TLS" has the permissions, tests/regions_e2e proves them. On Redis, which has no
-    such permissions, the default route: it delivers to the queue by name even where no consumer ever bound
-    the exchange (a freshly flushed Redis), where a named exchange would drop the message."""
+    runs); docs/guides/add-a-region.md ("Broker over TLS") has the permissions, tests/regions_e2e proves them.
+    On Redis, which has no such permissions, the default route: it delivers to the queue by name even where no
+    consumer ever bound the exchange (a freshly flushed Redis), where a named exchange would drop the message."""
     if str(app.conf.broker_url).split("://", 1)[0] in ("amqp", "amqps", "pyamqp"):
         return {"queue": queue, "exchange": queue, "routing_key": queue, "declare": []}
     return {"queue": queue}

@@ -77,8 +77,8 @@ KEY_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 @functools.cache
 def release() -> str:
     """This installation's release (the package version). Cached: the
-    metadata lookup costs ~3 ms, and every sealed message and every refusal
-    names it."""
+    metadata lookup reads the installation's files, and every sealed message
+    and every refusal names it."""
     try:
         return metadata.version("latency-atlas")
     except metadata.PackageNotFoundError:  # a checkout that was never installed

@@ -49,10 +49,10 @@ def test_the_export_is_the_same_twice_and_on_standard_output(configured, tmp_pat
     assert atlas("export").out == written
 
 
-def test_the_readme_example_applies_and_exports_as_written(db, tmp_path, monkeypatch):
+def test_the_documented_example_applies_and_exports_as_written(db, tmp_path, monkeypatch):
     monkeypatch.setenv("ATLAS_ONCALL_URL", "json://hooks.example.com/oncall")
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Configuration as code") :]
+    page = (Path(__file__).parents[2] / "docs" / "guides" / "config-as-code.md").read_text()
+    section = page[page.index("# Configuration as code") :]
     example = section[section.index("```yaml\n") + len("```yaml\n") : section.index("```\n", section.index("```yaml"))]
     path = tmp_path / "example.yaml"
     path.write_text(example)

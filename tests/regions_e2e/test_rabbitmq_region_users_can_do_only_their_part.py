@@ -1,5 +1,5 @@
-"""The RabbitMQ permissions the README gives a region's user (devtools.brokers.region_permissions) let it
-do its part and nothing more: consume its own queue and its workers' reply queues, publish to the central
+"""The RabbitMQ permissions docs/guides/add-a-region.md gives a region's user (devtools.brokers.region_permissions)
+let it do its part and nothing more: consume its own queue and its workers' reply queues, publish to the central
 side's `ingest` and `health` exchanges; never read, declare or delete those queues, never publish through
 the default exchange (which reaches any queue: maintenance, another region's runs), never touch another
 region's queues."""

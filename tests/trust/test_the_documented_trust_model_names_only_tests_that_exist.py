@@ -1,5 +1,5 @@
-"""The README's trust model backs each sentence with a test: every test it names must exist, or a renamed
-or deleted test would leave a promise nobody checks."""
+"""The trust model (docs/architecture/trust-model.md) backs each sentence with a test: every test it names must
+exist, or a renamed or deleted test would leave a promise nobody checks."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ NAMED = re.compile(r"`(?P<path>[a-z_0-9]+/test_[a-z_0-9]+\.py)(?:::(?P<test>[a-z
 
 
 def trust_model() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("### Trust model")
-    end = text.index("\n## ", start)
-    return text[start:end]
+    text = (ROOT / "docs" / "architecture" / "trust-model.md").read_text()
+    start = text.index("## Trust model")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
 
 
 def test_the_trust_model_names_tests_for_every_party():
