@@ -345,7 +345,8 @@ def now() -> Iterator[datetime]:
     moved rather than `now` passed in because the code under test reads it in several layers (rebuild_hour's
     marks, the rollup command, ingest), and a moved clock reaches them all. The moment is in the real past, so
     rows written relative to it are never ahead of the database's own clock, which is not moved.
-    tests/readings/test_windows_read_the_same_at_every_hour_of_the_day.py runs the window tests at other hours."""
+    tests/readings/test_windows_read_the_same_at_every_hour_of_the_day.py runs the window tests at 00:30, 12:30
+    and 23:30."""
     from tests.support import clock_at_half_past
 
     with clock_at_half_past(NOW_HOUR) as moment:
