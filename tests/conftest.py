@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -329,27 +329,27 @@ def llm_probe(make_region, make_target, make_probe, mockllm):
     return make
 
 
+# The hour of day of the `now` fixture: just after midnight UTC, where a window of a day or more crosses into
+# the day before and the current day has only its first hour.
+NOW_HOUR = 0
+
+
 @pytest.fixture
-def now():
-    """A moment half past an hour, within the last hour of the real clock, with
-    the clock moved there and ticking for the test. Rollup tests reason about
-    which hour is the current one; from :30 the clock needs half an hour to
-    leave it, so no waiting for a safe moment (the old fixture slept up to
-    62 s). The clock is moved rather than `now` passed in because the code
-    under test reads it in several layers (rebuild_hour's marks, the rollup
-    command, ingest), and a moved clock reaches them all."""
-    import time_machine
+def now() -> Iterator[datetime]:
+    """A fixed moment of the day, 00:30 UTC of the latest day that has had it, with the clock moved there and
+    ticking for the test.
 
-    from tests.support import half_past_the_hour
+    Rollup and window tests reason about which hour and which day is the current one: at a fixed moment of the
+    day they pass or fail the same way whenever they run, and a failure is reproduced by running the test again.
+    From :30 the clock needs half an hour to leave its hour, so no test waits for a safe moment. The clock is
+    moved rather than `now` passed in because the code under test reads it in several layers (rebuild_hour's
+    marks, the rollup command, ingest), and a moved clock reaches them all. The moment is in the real past, so
+    rows written relative to it are never ahead of the database's own clock, which is not moved.
+    tests/readings/test_windows_read_the_same_at_every_hour_of_the_day.py runs the window tests at 00:30, 12:30
+    and 23:30."""
+    from tests.support import clock_at_half_past
 
-    moment = half_past_the_hour(datetime.now(UTC))
-    # LATENCY_TEST_HOUR=0 (or 23, ...) runs the suite's rollup tests as if at
-    # that hour of the UTC day, still in the past: the way to find a test that
-    # fails only when its window starts or ends on a midnight, before CI runs
-    # at that hour and finds it.
-    if hour := os.environ.get("LATENCY_TEST_HOUR"):
-        moment -= timedelta(hours=(moment.hour - int(hour)) % 24)
-    with time_machine.travel(moment, tick=True):
+    with clock_at_half_past(NOW_HOUR) as moment:
         yield moment
 
 

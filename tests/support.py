@@ -13,7 +13,9 @@ import subprocess
 import sys
 import threading
 import warnings
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,12 +27,21 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def half_past_the_hour(real_now: datetime) -> datetime:
-    """The latest hh:30:00 not after real_now: rows written relative to it are
-    never in the real future, and a clock started there stays in its hour for
-    30 minutes."""
-    moment = real_now.replace(minute=30, second=0, microsecond=0)
-    return moment if moment <= real_now else moment - timedelta(hours=1)
+def half_past(hour: int, real_now: datetime) -> datetime:
+    """The latest hour:30:00 UTC not after real_now: rows written relative to it are never in the real future (the
+    database's own clock is not moved), and a clock started there stays in its hour for 30 minutes."""
+    moment = real_now.replace(hour=hour, minute=30, second=0, microsecond=0)
+    return moment if moment <= real_now else moment - timedelta(days=1)
+
+
+@contextmanager
+def clock_at_half_past(hour: int) -> Iterator[datetime]:
+    """The process's clock moved to the latest hour:30 UTC and ticking from there (time-machine); yields the moment."""
+    import time_machine
+
+    moment = half_past(hour, datetime.now(UTC))
+    with time_machine.travel(moment, tick=True):
+        yield moment
 
 
 class Proc:

@@ -38,7 +38,10 @@ def test_a_stream_compressed_anyway_is_measured_like_a_plain_one(style, encoding
     for field, key in (("ttft_ms", "first_token_ns"), ("ttfat_ms", "first_answer_ns")):
         server_ms = (log[key] - m.start_ns) / 1e6
         assert -0.5 < getattr(m, field) - server_ms < GAP_MS / 2, (field, getattr(m, field), server_ms)
-    assert GAP_MS / 2 < m.itl_p50_ms < GAP_MS * 1.5
+    # Gaps between tokens are the server's pacing, neither squashed nor merged two by two, against the server's
+    # own mean gap (a loaded machine stretches the pacing for both).
+    server_gap_ms = (log["last_byte_ns"] - log["first_token_ns"]) / 1e6 / (m.output_tokens - 1)
+    assert GAP_MS / 2 < m.itl_p50_ms < server_gap_ms * 1.5, (m.itl_p50_ms, server_gap_ms)
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from probes.histogram import BUCKETS, Histogram
@@ -27,6 +27,7 @@ def dense(c: dict[int, int]) -> Histogram:
     return Histogram.of_dense(array)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(counts)
 def test_a_dense_histogram_counts_and_picks_as_the_sparse_one(c):
     assert dense(c).count == Histogram(c).count
@@ -36,6 +37,7 @@ def test_a_dense_histogram_counts_and_picks_as_the_sparse_one(c):
     assert dense(c).fraction_below(250.0) == Histogram(c).fraction_below(250.0)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(counts, counts, st.sampled_from(["dense+dense", "dense+sparse", "sparse+dense", "empty+dense"]))
 def test_merges_of_either_kind_give_the_sparse_merge(a, b, kinds):
     expected = Histogram(a)
@@ -53,6 +55,7 @@ def test_merges_of_either_kind_give_the_sparse_merge(a, b, kinds):
         assert (right._array() == shared).all()  # the merged-from array is unchanged
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(counts, counts)
 def test_subtracting_a_part_leaves_the_rest_of_either_kind(rest, part):
     whole = dense(rest)
@@ -79,6 +82,7 @@ def test_adding_a_value_to_a_dense_histogram_leaves_its_array_alone():
         Histogram.of_dense(np.zeros(3, dtype=np.int64))
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(st.dictionaries(st.integers(0, BUCKETS - 1), st.integers(1, MAX_COUNT), max_size=20))))
 def test_dense_counts_merge_each_group_as_merge_histograms_does(groups):
     datas = [b"".join(pack(h) for h in hists) or None for hists in groups]

@@ -5,7 +5,7 @@ It must give what Histogram.percentiles gives, and refuse entries out of order."
 import numpy as np
 import pytest
 from django.db import connection
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from probes.histogram import BUCKETS, Histogram, stored_percentiles
@@ -15,6 +15,7 @@ counts = st.dictionaries(st.integers(0, BUCKETS - 1), st.integers(1, 10_000), mi
 quantiles = st.lists(st.sampled_from([0.0, 0.01, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0]), min_size=1, max_size=4)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(counts, quantiles)
 def test_a_stored_histogram_picks_what_the_histogram_picks(buckets: dict[int, int], qs: list[float]) -> None:
     histogram = Histogram(buckets)

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 from django.db import connection
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from probes.histogram import BUCKETS
@@ -29,6 +29,7 @@ def summed(histograms: list[dict[int, int]]) -> dict[int, int]:
     return dict(total)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(histogram, min_size=1, max_size=12))
 def test_merged_counts_are_the_sum_of_every_stored_histogram(histograms: list[dict[int, int]]) -> None:
     assert merge_histograms(stored(histograms)) == summed(histograms)

@@ -7,7 +7,7 @@ entries, are refused, as a group's own merge refuses them."""
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from probes.histogram import BUCKETS, Histogram
@@ -28,7 +28,7 @@ def expected(histograms: list[dict[int, int]] | None, raw: dict[int, int] | None
     return Histogram(dict(total)).percentiles(*QS)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60)
 @given(st.lists(group, max_size=20))
 def test_each_pick_is_the_merged_histograms_own(groups) -> None:
     texts = [None if hs is None else stored(hs) for hs, _ in groups]

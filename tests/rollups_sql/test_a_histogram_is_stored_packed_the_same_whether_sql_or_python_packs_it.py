@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.db import DataError, connection, transaction
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from probes.histogram import BUCKETS, Histogram
@@ -40,7 +40,7 @@ def expanded_in_sql(data: bytes) -> dict[int, int]:
         return dict(cur.fetchall())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=40)
 @given(counts)
 def test_sql_packs_what_python_packs_and_both_read_it_back(buckets: dict[int, int]) -> None:
     data = packed_in_sql(buckets)
