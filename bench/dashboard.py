@@ -42,7 +42,8 @@ first animation frame after #live-count shows its id (a MutationObserver in the 
 machine's wall clock). Goal: median <= 1 s.
 
     .venv/bin/python bench/dashboard.py [--rows 10000000] [--days 60] [--reload] [--rollup] [--requests 20]
-        [--warmups 2] [--cold 1] [--cells 30d:all,7d:one,csv,region] [--ingest 20000] [--load-workers 2]
+        [--warmups 2] [--cold 1] [--cells 30d:all,7d:one,csv,region] [--without daily,region,...]
+        [--ingest 20000] [--load-workers 2]
         [--skip-http] [--skip-plans] [--skip-retention] [--skip-ingest] [--skip-live] [--json]
 
 A 10 M-row first run takes about 15 minutes (load, index build, rollups, 42 server starts); 100 M rows ten times
@@ -231,8 +232,10 @@ def print_live(live: dict | None) -> int:
 
 def main() -> int:
     from dashboard_plans import check_plans, print_plans
-    from dashboard_reads import measure_reads, print_reads
+    from dashboard_reads import measure_reads, print_layers, print_reads
     from dashboard_upkeep import ingest_under_reads, retention_one_day
+
+    from probes.rollups.catalogue import SWITCHABLE
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", default=BENCH_DB)
@@ -250,6 +253,13 @@ def main() -> int:
         default=set(),
         help="only these reads, e.g. 30d:all,7d:one,csv,region (default every one)",
     )
+    parser.add_argument(
+        "--without",
+        type=lambda text: [name for name in text.split(",") if name],
+        default=[],
+        help=f"also measure each read with readers doing without this rollup layer, one at a time, back to back with"
+        f" every layer: a comma-separated list of {','.join(SWITCHABLE)}",
+    )
     parser.add_argument("--csv-requests", type=int, default=5, help="warm requests of regions.csv")
     parser.add_argument("--ingest", type=int, default=20_000, help="measurements per ingest run")
     parser.add_argument("--live-samples", type=int, default=LIVE_SAMPLES)
@@ -262,6 +272,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.cold < 1 or args.requests < 1:
         parser.error("--cold and --requests must be at least 1")
+    if set(args.without) - set(SWITCHABLE):
+        parser.error(f"--without: no such layer among {', '.join(SWITCHABLE)}")
 
     try:
         env = bench_env(args.db)
@@ -299,6 +311,7 @@ def main() -> int:
             log("dashboard bench: reads over HTTP")
             reads = measure_reads(env, data, args)
             missed += print_reads(reads, data["rows"])
+            print_layers(reads)
             checked += 1
             out["reads"] = reads
         if not args.skip_plans:

@@ -40,6 +40,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.backends.utils import CursorWrapper
 
+from probes.rollups.catalogue import in_use
 from probes.rollups.periods import (
     DAY,
     EPOCH,
@@ -300,7 +301,10 @@ def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], 
     left to right, at each day the largest block of SERIES_GRAINS that starts
     there, holds only complete days and carries a SeriesBlockMark (one is
     read only when it says the block matches its days: series_blocks), else
-    the day alone. Returns (blocks as (span in hours, start), days)."""
+    the day alone. Returns (blocks as (span in hours, start), days). No blocks while the series_days kind is
+    switched off (catalogue.in_use)."""
+    if not in_use("series_days"):
+        return [], sorted(days)
     return marked_tiles(sorted(days), DAY, SERIES_GRAINS)
 
 
@@ -308,8 +312,18 @@ def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], l
     """Marked hours of a plan (outside its complete days) as series rollup blocks inside a day and loose hours:
     left to right, at each hour the largest block of SERIES_HOUR_GRAINS that starts there, holds only hours among
     them and carries a SeriesBlockMark (probes.rollups.hour_blocks), else the hour alone. Returns (blocks as (span
-    in hours, start), hours)."""
+    in hours, start), hours). No blocks while the series_hours kind is switched off (catalogue.in_use)."""
+    if not in_use("series_hours"):
+        return [], sorted(hours)
     return marked_tiles(sorted(hours), HOUR, SERIES_HOUR_GRAINS)
+
+
+def loose_days(days: list[datetime], hours: list[datetime]) -> tuple[list[datetime], list[datetime]]:
+    """Complete days left out of series blocks as (days read from daily rollups, hours): while the daily kind is
+    switched off (catalogue.in_use) their hours join the loose hours instead."""
+    if in_use("daily"):
+        return days, hours
+    return [], sorted([*hours, *(day + HOUR * i for day in days for i in range(24))])
 
 
 def marked_tiles(

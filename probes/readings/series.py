@@ -32,6 +32,7 @@ from probes.readings.rows import SeriesRow
 from probes.readings.selection import Selection
 from probes.readings.summaries import _regions, _scope
 from probes.readings.window import SPLIT_MIN
+from probes.rollups.catalogue import in_use
 from probes.rollups.periods import HOUR, SERIES_HOUR_GRAINS
 
 
@@ -81,7 +82,7 @@ def _rolled(
     # in a bucket, the rest (a partial hour among them) read from hourly rows. A probe re-pointed during a block
     # counts there under its latest hour's target, as in a window's ends and its daily rows.
     flat = sorted(h for marked in hours.values() for h in marked)
-    grains = tuple(g for g in SERIES_HOUR_GRAINS if size % (HOUR * g) == timedelta(0))
+    grains = tuple(g for g in SERIES_HOUR_GRAINS if size % (HOUR * g) == timedelta(0) and in_use("series_hours"))
     tiles: list[tuple[int, datetime]] = []
     if grains:
         tiles, loose = marked_tiles([h for h in flat if h not in partial], HOUR, grains)
@@ -154,7 +155,7 @@ def series(f: Selection) -> list[SeriesRow]:
     size = bucket_size(f)
     targets, regions = _scope(f)
     # Every target: region rollups hold them all, whatever the ids.
-    every = not f.target_ids
+    every = not f.target_ids and in_use("region")
     found = []
     with reporting_reads():
         sp = SeriesPlan(raw=[(f.since, f.until)])

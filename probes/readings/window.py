@@ -17,10 +17,19 @@ from probes.histogram import BUCKETS, Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
 from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
-from probes.readings.plan import Coverage, coverage, hour_tiles, ladder_tiles, reporting_reads, series_tiles
+from probes.readings.plan import (
+    Coverage,
+    coverage,
+    hour_tiles,
+    ladder_tiles,
+    loose_days,
+    reporting_reads,
+    series_tiles,
+)
 from probes.readings.raw import read_raw
 from probes.readings.rollup import DENSE_GROUPS_MAX, RolledCounts, rollup_counts
 from probes.readings.rows import Reading
+from probes.rollups.catalogue import in_use
 
 # Raw columns whose values a reading can keep as they are (exact statistics).
 RAW_VALUE_COLUMNS = tuple(m.column for m in METRICS if m.kind == "float")
@@ -94,7 +103,7 @@ def read_window(
         # Days (or blocks of a day and more) and loose hours (shorter blocks)
         # are merged (and cached) apart: the hours at a sliding window's
         # edges change every hour, the days once a day.
-        if every_target and not probe_ids and group_by == ("region_id",):
+        if every_target and not probe_ids and group_by == ("region_id",) and in_use("region"):
             rolled_narrow = {"region_id": rolled_narrow["region_id"]}
             tiles = ladder_tiles(since, until, plan.covered_hours)
             parts = [
@@ -104,8 +113,9 @@ def read_window(
         else:
             # Runs of complete days from series rollup blocks where built.
             spans, days = series_tiles(plan.days)
+            days, hours = loose_days(days, plan.hours)
             # And runs of the other hours from series blocks inside a day where built.
-            hour_spans, hours = hour_tiles(plan.hours)
+            hour_spans, hours = hour_tiles(hours)
             parts = [
                 Coverage(since=since, until=until, days=days, spans=spans, built=plan.built),
                 Coverage(since=since, until=until, hours=hours, spans=hour_spans, built=plan.built),
