@@ -49,9 +49,7 @@ def reads(since: datetime, until: datetime) -> tuple[dict, set[str]]:
             "per target and region": read_window(since, until, group_by=("region_id", "target_id"), target_ids=targets),
             **{
                 f"series {window} {scope}": readings.series(
-                    Selection(
-                        target_ids=ids, since=series_since, until=until, window=window, percentile=0.9
-                    )
+                    Selection(target_ids=ids, since=series_since, until=until, window=window, percentile=0.9)
                 )
                 for window in ("7d", "30d")
                 for scope, ids in (("all", []), ("one", targets[:1]))
