@@ -36,6 +36,11 @@ Upkeep (bench/dashboard_upkeep.py): retention of the oldest day through probes.r
 dropped; the data is a day shorter afterwards), and --ingest N measurements stored in process through
 probes.ingest, alone and while a thread loops 30-day all-target reads over HTTP (both rates and their ratio).
 
+Rollup layers (--without daily,region,...: names of probes.rollups.catalogue.SWITCHABLE): each read cell is
+measured again, right after its measurement with every layer, with uvicorn's readers doing without that layer
+(bench/rollups_off_settings.py sets LATENCY_ROLLUPS_OFF; the tilers fall back on the finer kinds), and a table of
+p95 with and without and their ratio is printed: a layer whose ratio stays near 1 on every cell is not worth keeping.
+
 Live: headless Chromium (Playwright, /usr/bin/chromium) signs in and opens the overview; 10 times, a measurement
 is inserted with the ORM (committed), announced with probes.live.broadcast, and timed from the commit to the
 first animation frame after #live-count shows its id (a MutationObserver in the page; both clocks are this
@@ -46,9 +51,9 @@ machine's wall clock). Goal: median <= 1 s.
         [--ingest 20000] [--load-workers 2]
         [--skip-http] [--skip-plans] [--skip-retention] [--skip-ingest] [--skip-live] [--json]
 
-A 10 M-row first run takes about 15 minutes (load, index build, rollups, 42 server starts); 100 M rows ten times
-the load and rollup (goal: a full rollup at >= 1 million rows/s). Exit status: 0 when the benchmark ran (see
-PASS/MISS), 1 when it could not run.
+A first run loads, indexes and rolls up its rows and starts a server per cell, so it is by far the longest; later
+runs reuse the data. Goal of a full rollup at 100 M rows: >= 1 million rows/s. Exit status: 0 when the benchmark
+ran (see PASS/MISS), 1 when it could not run.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ An unmarked hour starting inside the window (the current hour, rebuilt
 every few minutes, or one a late row reached) whose last rebuild recorded a
 cut (probes.models.HourCut) is read from that rebuild's hourly rollups,
 which count its rows up to the cut, plus its raw rows above the cut (the
-tail): at 100 M rows the current hour is up to 70,000 rows, read raw on
-every request before. Only when every row those rollups count lies inside
+tail): the current hour is the largest stretch of raw rows a dashboard
+read meets, and it used to be read raw on every request. Only when every row those rollups count lies inside
 the window (HourCut.newest); otherwise the hour is read raw.
 
 At the other end, a window starting before the middle of a marked hour reads
@@ -60,7 +60,7 @@ MINUTE = timedelta(minutes=1)
 # Time-series bucket sizes of the preset windows. From 24 h up they are whole
 # hours, so every bucket made of marked hours is merged from hourly rollups:
 # 30-minute buckets at 24 h could only be read from raw rows, the whole day of
-# them (about 2 s at 100 M rows).
+# them.
 BUCKETS = {
     "15m": timedelta(minutes=1),
     "1h": timedelta(minutes=2),
@@ -206,8 +206,8 @@ UNIX = datetime(1970, 1, 1, tzinfo=UTC)
 
 def marks(first: datetime, end: datetime) -> dict[datetime, datetime]:
     """The RollupHour marks of the hours in [first, end): hour -> built_at. Read as whole microseconds since
-    1970 and made datetimes here: psycopg reads a timestamptz from its text in Python (about 5 microseconds
-    each), and every reading of 30 days plans from 720 marks of two (5 of the 7 ms of planning it)."""
+    1970 and made datetimes here: psycopg reads a timestamptz from its text in Python, slowly, and every reading
+    of 30 days plans from 720 marks of two timestamps each, most of the planning's time."""
     from probes.models import RollupHour
 
     with connection.cursor() as cur:
@@ -364,10 +364,9 @@ def reporting_reads() -> Iterator[None]:
     """Run reads with PostgreSQL's JIT off, 32 MB of work_mem and pages
     asked for ahead (settings.LATENCY_READ_IO_CONCURRENCY). Histogram
     merges are estimated expensive enough to trigger JIT, and compiling
-    costs ~50 ms per query, more than the queries themselves gain from it.
+    costs more per query than the queries themselves gain from it.
     At the default 4 MB a month of the time series' expanded histograms
-    (128,000 rows at 10 M measurements, 11 MB) is sorted in temporary files,
-    about 100 ms slower than in memory; the setting is per sort or hash and
+    is sorted in temporary files, slower than in memory; the setting is per sort or hash and
     local to the read's transaction, as the others are."""
     with transaction.atomic():
         with connection.cursor() as cur:

@@ -95,8 +95,8 @@ def marks(f: Selection) -> dict[datetime, datetime]:
 
 def cuts(f: Selection) -> dict[datetime, tuple[int, datetime]]:
     """The unmarked hours starting inside the selection read from their rollups up to a cut (plan.usable_cuts):
-    at 100 M rows the current hour holds up to 70,000 raw rows, every one bucketed and merged in SQL on each
-    export before."""
+    the current hour is the largest stretch of raw rows an export meets, every one of them bucketed and merged in
+    SQL on each export before."""
     first = ceil_hour(f.since)
     if first >= f.until:
         return {}
