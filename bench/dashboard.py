@@ -36,18 +36,24 @@ Upkeep (bench/dashboard_upkeep.py): retention of the oldest day through probes.r
 dropped; the data is a day shorter afterwards), and --ingest N measurements stored in process through
 probes.ingest, alone and while a thread loops 30-day all-target reads over HTTP (both rates and their ratio).
 
+Rollup layers (--without daily,region,...: names of probes.rollups.catalogue.SWITCHABLE): each read cell is
+measured again, right after its measurement with every layer, with uvicorn's readers doing without that layer
+(bench/rollups_off_settings.py sets LATENCY_ROLLUPS_OFF; the tilers fall back on the finer kinds), and a table of
+p95 with and without and their ratio is printed: a layer whose ratio stays near 1 on every cell is not worth keeping.
+
 Live: headless Chromium (Playwright, /usr/bin/chromium) signs in and opens the overview; 10 times, a measurement
 is inserted with the ORM (committed), announced with probes.live.broadcast, and timed from the commit to the
 first animation frame after #live-count shows its id (a MutationObserver in the page; both clocks are this
 machine's wall clock). Goal: median <= 1 s.
 
     .venv/bin/python bench/dashboard.py [--rows 10000000] [--days 60] [--reload] [--rollup] [--requests 20]
-        [--warmups 2] [--cold 1] [--cells 30d:all,7d:one,csv,region] [--ingest 20000] [--load-workers 2]
+        [--warmups 2] [--cold 1] [--cells 30d:all,7d:one,csv,region] [--without daily,region,...]
+        [--ingest 20000] [--load-workers 2]
         [--skip-http] [--skip-plans] [--skip-retention] [--skip-ingest] [--skip-live] [--json]
 
-A 10 M-row first run takes about 15 minutes (load, index build, rollups, 42 server starts); 100 M rows ten times
-the load and rollup (goal: a full rollup at >= 1 million rows/s). Exit status: 0 when the benchmark ran (see
-PASS/MISS), 1 when it could not run.
+A first run loads, indexes and rolls up its rows and starts a server per cell, so it is by far the longest; later
+runs reuse the data. Goal of a full rollup at 100 M rows: >= 1 million rows/s. Exit status: 0 when the benchmark
+ran (see PASS/MISS), 1 when it could not run.
 """
 
 from __future__ import annotations
@@ -231,8 +237,10 @@ def print_live(live: dict | None) -> int:
 
 def main() -> int:
     from dashboard_plans import check_plans, print_plans
-    from dashboard_reads import measure_reads, print_reads
+    from dashboard_reads import measure_reads, print_layers, print_reads
     from dashboard_upkeep import ingest_under_reads, retention_one_day
+
+    from probes.rollups.catalogue import SWITCHABLE
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", default=BENCH_DB)
@@ -250,6 +258,13 @@ def main() -> int:
         default=set(),
         help="only these reads, e.g. 30d:all,7d:one,csv,region (default every one)",
     )
+    parser.add_argument(
+        "--without",
+        type=lambda text: [name for name in text.split(",") if name],
+        default=[],
+        help=f"also measure each read with readers doing without this rollup layer, one at a time, back to back with"
+        f" every layer: a comma-separated list of {','.join(SWITCHABLE)}",
+    )
     parser.add_argument("--csv-requests", type=int, default=5, help="warm requests of regions.csv")
     parser.add_argument("--ingest", type=int, default=20_000, help="measurements per ingest run")
     parser.add_argument("--live-samples", type=int, default=LIVE_SAMPLES)
@@ -262,6 +277,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.cold < 1 or args.requests < 1:
         parser.error("--cold and --requests must be at least 1")
+    if set(args.without) - set(SWITCHABLE):
+        parser.error(f"--without: no such layer among {', '.join(SWITCHABLE)}")
 
     try:
         env = bench_env(args.db)
@@ -299,6 +316,7 @@ def main() -> int:
             log("dashboard bench: reads over HTTP")
             reads = measure_reads(env, data, args)
             missed += print_reads(reads, data["rows"])
+            print_layers(reads)
             checked += 1
             out["reads"] = reads
         if not args.skip_plans:

@@ -65,17 +65,27 @@ class Servers:
         self.log_path.unlink(missing_ok=True)
         self.restarts = 0
 
-    def fresh(self) -> UvicornServer:
+    def fresh(self, without: tuple[str, ...] = ()) -> UvicornServer:
+        """A new uvicorn; `without`: rollup kinds its readers do without (bench/rollups_off_settings.py)."""
         self.restarts += 1
-        return UvicornServer(self.env, self.log_path, access_log=False, collect_static=False)
+        env = self.env
+        if without:
+            env = {
+                **env,
+                "DJANGO_SETTINGS_MODULE": "bench.rollups_off_settings",
+                "DASHBENCH_ROLLUPS_OFF": ",".join(without),
+            }
+        return UvicornServer(env, self.log_path, access_log=False, collect_static=False)
 
     def close(self) -> None:
         self.static.cleanup()
 
 
-def measure_cell(servers: Servers, path: str, params: dict | None, requests: int, warmups: int) -> dict:
+def measure_cell(
+    servers: Servers, path: str, params: dict | None, requests: int, warmups: int, without: tuple[str, ...] = ()
+) -> dict:
     """One restart: its first request (cold), then warmups, then `requests` timed ones (warm)."""
-    with servers.fresh() as server:
+    with servers.fresh(without) as server:
         client = http_session(server.origin)
         try:
             cold_ms, status, size = timed_get(client, path, params)
@@ -113,8 +123,9 @@ def summarize(row: dict, colds: list[float], warm: list[float], goal_ms: float) 
 
 def cell(servers, label: dict, path: str, params, args, goal_ms: float, requests: int) -> dict:
     colds, warm, last = [], [], {}
+    without = tuple(label.get("without", ()))
     for _ in range(args.cold):
-        last = measure_cell(servers, path, params, requests, args.warmups)
+        last = measure_cell(servers, path, params, requests, args.warmups, without)
         if last["status"] != 200:
             break
         colds.append(last["cold_ms"])
@@ -125,6 +136,7 @@ def cell(servers, label: dict, path: str, params, args, goal_ms: float, requests
     )
     log(
         f"  {label['endpoint']:<18} {label['window']:>4} {label['target']:<3} "
+        + (f"without {','.join(without):<12} " if without else "")
         + (
             f"cold p50 {row.get('cold_p50_ms', 0):7.1f} p95 {row.get('cold_p95_ms', 0):7.1f}  "
             f"warm p50 {row.get('warm_p50_ms', 0):7.1f} p95 {row.get('warm_p95_ms', 0):7.1f} ms"
@@ -134,6 +146,11 @@ def cell(servers, label: dict, path: str, params, args, goal_ms: float, requests
         )
     )
     return row
+
+
+def variants(args) -> list[tuple[str, ...]]:
+    """() (every rollup kind), then each --without layer alone, in the order given."""
+    return [(), *((name,) for name in args.without)]
 
 
 def measure_reads(env: dict[str, str], data: dict, args) -> dict:
@@ -154,15 +171,30 @@ def measure_reads(env: dict[str, str], data: dict, args) -> dict:
                         "window": window,
                         "target": "all" if target == "all" else "one",
                     }
-                    results.append(cell(servers, label, f"/api/{endpoint}", params, args, GOAL_P95_MS, args.requests))
-                    loads.append(os.getloadavg())
+                    # With every rollup kind, then without each --without layer, back to back, so a comparison
+                    # sees the same machine load.
+                    for without in variants(args):
+                        results.append(
+                            cell(
+                                servers,
+                                {**label, "without": without},
+                                f"/api/{endpoint}",
+                                params,
+                                args,
+                                GOAL_P95_MS,
+                                args.requests,
+                            )
+                        )
+                        loads.append(os.getloadavg())
         if not args.cells or "csv" in args.cells:
-            label = {"endpoint": CSV_PATH, "window": "30d", "target": "all"}
-            results.append(cell(servers, label, CSV_PATH, CSV_PARAMS, args, GOAL_CSV_MS, args.csv_requests))
+            for without in variants(args):
+                label = {"endpoint": CSV_PATH, "window": "30d", "target": "all", "without": without}
+                results.append(cell(servers, label, CSV_PATH, CSV_PARAMS, args, GOAL_CSV_MS, args.csv_requests))
         if not args.cells or "region" in args.cells:
             region = data["regions"][0]
-            label = {"endpoint": f"/regions/{region.slug}/", "window": "page", "target": "all"}
-            results.append(cell(servers, label, f"/regions/{region.slug}/", None, args, GOAL_P95_MS, args.requests))
+            for without in variants(args):
+                label = {"endpoint": f"/regions/{region.slug}/", "window": "page", "target": "all", "without": without}
+                results.append(cell(servers, label, f"/regions/{region.slug}/", None, args, GOAL_P95_MS, args.requests))
         loads.append(os.getloadavg())
     finally:
         servers.close()
@@ -188,6 +220,8 @@ def print_reads(reads: dict, rows: int) -> int:
     print(head + f" {'bytes':>9}  goal")
     missed = 0
     for r in reads["cells"]:
+        if r.get("without"):
+            continue  # in print_layers' table; goals are the site's as it is
         if "cold_p95_ms" not in r:
             print(f"{r['endpoint']:<20} {r['window']:>6} {r['target']:>6}  MISS (HTTP {r['status']})")
             missed += 1
@@ -204,3 +238,30 @@ def print_reads(reads: dict, rows: int) -> int:
         )
         print(f"{r['endpoint']:<20} {r['window']:>6} {r['target']:>6} {nums} {r['bytes']:>9}  {verdict}")
     return missed
+
+
+def print_layers(reads: dict) -> None:
+    """The worth of each --without layer: per cell, p95 cold and warm with every rollup kind and without the layer
+    (measured back to back), and their ratio (without / with; above 1 the layer saves time)."""
+    base = {(r["endpoint"], r["window"], r["target"]): r for r in reads["cells"] if not r.get("without")}
+    rows = [r for r in reads["cells"] if r.get("without")]
+    if not rows:
+        return
+    print()
+    print("Rollup layers switched off (p95 ms with every kind, without the layer, ratio without/with)")
+    print(
+        f"{'layer':<13} {'endpoint':<20} {'window':>6} {'target':>6} {'cold with':>10} {'without':>8} {'ratio':>6}"
+        f" {'warm with':>10} {'without':>8} {'ratio':>6}"
+    )
+    for r in rows:
+        b = base.get((r["endpoint"], r["window"], r["target"]), {})
+        nums = []
+        for k in ("cold_p95_ms", "warm_p95_ms"):
+            with_ms, without_ms = b.get(k), r.get(k)
+            ratio = f"{without_ms / with_ms:6.2f}" if with_ms and without_ms else f"{'-':>6}"
+            nums.append(
+                (f"{with_ms:10.1f}" if with_ms else f"{'-':>10}")
+                + (f" {without_ms:8.1f}" if without_ms else f" {'-':>8}")
+                + f" {ratio}"
+            )
+        print(f"{','.join(r['without']):<13} {r['endpoint']:<20} {r['window']:>6} {r['target']:>6} {nums[0]} {nums[1]}")

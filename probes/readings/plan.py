@@ -15,8 +15,8 @@ An unmarked hour starting inside the window (the current hour, rebuilt
 every few minutes, or one a late row reached) whose last rebuild recorded a
 cut (probes.models.HourCut) is read from that rebuild's hourly rollups,
 which count its rows up to the cut, plus its raw rows above the cut (the
-tail): at 100 M rows the current hour is up to 70,000 rows, read raw on
-every request before. Only when every row those rollups count lies inside
+tail): the current hour is the largest stretch of raw rows a dashboard
+read meets, and it used to be read raw on every request. Only when every row those rollups count lies inside
 the window (HourCut.newest); otherwise the hour is read raw.
 
 At the other end, a window starting before the middle of a marked hour reads
@@ -40,6 +40,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.backends.utils import CursorWrapper
 
+from probes.rollups.catalogue import in_use
 from probes.rollups.periods import (
     DAY,
     EPOCH,
@@ -59,7 +60,7 @@ MINUTE = timedelta(minutes=1)
 # Time-series bucket sizes of the preset windows. From 24 h up they are whole
 # hours, so every bucket made of marked hours is merged from hourly rollups:
 # 30-minute buckets at 24 h could only be read from raw rows, the whole day of
-# them (about 2 s at 100 M rows).
+# them.
 BUCKETS = {
     "15m": timedelta(minutes=1),
     "1h": timedelta(minutes=2),
@@ -205,8 +206,8 @@ UNIX = datetime(1970, 1, 1, tzinfo=UTC)
 
 def marks(first: datetime, end: datetime) -> dict[datetime, datetime]:
     """The RollupHour marks of the hours in [first, end): hour -> built_at. Read as whole microseconds since
-    1970 and made datetimes here: psycopg reads a timestamptz from its text in Python (about 5 microseconds
-    each), and every reading of 30 days plans from 720 marks of two (5 of the 7 ms of planning it)."""
+    1970 and made datetimes here: psycopg reads a timestamptz from its text in Python, slowly, and every reading
+    of 30 days plans from 720 marks of two timestamps each, most of the planning's time."""
     from probes.models import RollupHour
 
     with connection.cursor() as cur:
@@ -300,7 +301,10 @@ def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], 
     left to right, at each day the largest block of SERIES_GRAINS that starts
     there, holds only complete days and carries a SeriesBlockMark (one is
     read only when it says the block matches its days: series_blocks), else
-    the day alone. Returns (blocks as (span in hours, start), days)."""
+    the day alone. Returns (blocks as (span in hours, start), days). No blocks while the series_days kind is
+    switched off (catalogue.in_use)."""
+    if not in_use("series_days"):
+        return [], sorted(days)
     return marked_tiles(sorted(days), DAY, SERIES_GRAINS)
 
 
@@ -308,8 +312,18 @@ def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], l
     """Marked hours of a plan (outside its complete days) as series rollup blocks inside a day and loose hours:
     left to right, at each hour the largest block of SERIES_HOUR_GRAINS that starts there, holds only hours among
     them and carries a SeriesBlockMark (probes.rollups.hour_blocks), else the hour alone. Returns (blocks as (span
-    in hours, start), hours)."""
+    in hours, start), hours). No blocks while the series_hours kind is switched off (catalogue.in_use)."""
+    if not in_use("series_hours"):
+        return [], sorted(hours)
     return marked_tiles(sorted(hours), HOUR, SERIES_HOUR_GRAINS)
+
+
+def loose_days(days: list[datetime], hours: list[datetime]) -> tuple[list[datetime], list[datetime]]:
+    """Complete days left out of series blocks as (days read from daily rollups, hours): while the daily kind is
+    switched off (catalogue.in_use) their hours join the loose hours instead."""
+    if in_use("daily"):
+        return days, hours
+    return [], sorted([*hours, *(day + HOUR * i for day in days for i in range(24))])
 
 
 def marked_tiles(
@@ -350,10 +364,9 @@ def reporting_reads() -> Iterator[None]:
     """Run reads with PostgreSQL's JIT off, 32 MB of work_mem and pages
     asked for ahead (settings.LATENCY_READ_IO_CONCURRENCY). Histogram
     merges are estimated expensive enough to trigger JIT, and compiling
-    costs ~50 ms per query, more than the queries themselves gain from it.
+    costs more per query than the queries themselves gain from it.
     At the default 4 MB a month of the time series' expanded histograms
-    (128,000 rows at 10 M measurements, 11 MB) is sorted in temporary files,
-    about 100 ms slower than in memory; the setting is per sort or hash and
+    is sorted in temporary files, slower than in memory; the setting is per sort or hash and
     local to the read's transaction, as the others are."""
     with transaction.atomic():
         with connection.cursor() as cur:

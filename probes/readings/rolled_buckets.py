@@ -45,6 +45,7 @@ from probes.readings.plan import marks as plan_marks
 from probes.readings.rank import reached_sql
 from probes.readings.selection import Selection
 from probes.readings.slots import started_in_literals
+from probes.rollups.catalogue import in_use
 from probes.rollups.periods import HOUR, ceil_hour, floor_hour, hour_runs
 
 _EDGE_LITERAL = SQL_EDGES
@@ -71,7 +72,7 @@ def plan_buckets(
     if start is not None:
         whole.head, whole.minus = (start, built[start]), [(start, f.since)]
     for i, (_label, a, b) in enumerate(spans):
-        plan = coverage_of(a, b, built, cuts=cuts)
+        plan = coverage_of(a, b, built, cuts=cuts, daily=in_use("daily"))
         whole.days += plan.days
         whole.hours += plan.hours
         whole.partial.update(plan.partial)
@@ -94,8 +95,8 @@ def marks(f: Selection) -> dict[datetime, datetime]:
 
 def cuts(f: Selection) -> dict[datetime, tuple[int, datetime]]:
     """The unmarked hours starting inside the selection read from their rollups up to a cut (plan.usable_cuts):
-    at 100 M rows the current hour holds up to 70,000 raw rows, every one bucketed and merged in SQL on each
-    export before."""
+    the current hour is the largest stretch of raw rows an export meets, every one of them bucketed and merged in
+    SQL on each export before."""
     first = ceil_hour(f.since)
     if first >= f.until:
         return {}

@@ -32,6 +32,7 @@ from probes.readings.rows import SeriesRow
 from probes.readings.selection import Selection
 from probes.readings.summaries import _regions, _scope
 from probes.readings.window import SPLIT_MIN
+from probes.rollups.catalogue import in_use
 from probes.rollups.periods import HOUR, SERIES_HOUR_GRAINS
 
 
@@ -81,7 +82,7 @@ def _rolled(
     # in a bucket, the rest (a partial hour among them) read from hourly rows. A probe re-pointed during a block
     # counts there under its latest hour's target, as in a window's ends and its daily rows.
     flat = sorted(h for marked in hours.values() for h in marked)
-    grains = tuple(g for g in SERIES_HOUR_GRAINS if size % (HOUR * g) == timedelta(0))
+    grains = tuple(g for g in SERIES_HOUR_GRAINS if size % (HOUR * g) == timedelta(0) and in_use("series_hours"))
     tiles: list[tuple[int, datetime]] = []
     if grains:
         tiles, loose = marked_tiles([h for h in flat if h not in partial], HOUR, grains)
@@ -96,8 +97,8 @@ ROLLED_SPLIT_HOURS = 48
 def _raw_halves(raw: list[tuple[datetime, datetime]], size: timedelta) -> list[list[tuple[datetime, datetime]]]:
     """A raw window of SPLIT_MIN or more as two, cut at the bucket boundary nearest below its middle, so that no
     bucket has rows on both sides and each half's rows are its buckets whole; read side by side (as read_window
-    reads its raw halves) where the process allows, else as it is. At 100 M rows the time series of every target
-    over an hour groups about 69,000 rows, each bucket's values sorted for exact ranks, on one core."""
+    reads its raw halves) where the process allows, else as it is: the time series of every target over an hour
+    groups every raw row of the hour, each bucket's values sorted for exact ranks, on one core otherwise."""
     if not side_by_side.enabled() or len(raw) != 1 or raw[0][1] - raw[0][0] < SPLIT_MIN:
         return [raw]
     since, until = raw[0]
@@ -108,10 +109,10 @@ def _raw_halves(raw: list[tuple[datetime, datetime]], size: timedelta) -> list[l
 
 def _rolled_halves(missing: dict[datetime, list[datetime]]) -> list[dict[datetime, list[datetime]]]:
     """Rolled-up buckets of ROLLED_SPLIT_HOURS marked hours or more as two runs of whole buckets with about half
-    the hours each, read side by side where the process allows (as _raw_halves), else as they are. At 100 M rows
-    the 30-day series of one target merged some 10,600 hourly rows, read twice (totals, then histograms) on one
-    core: 75 of a 95 ms read. Since it reads the series blocks inside a day instead (about 900 rows), halves or
-    not measured the same (80 ms median cold either way); they still halve a read that falls back to hourly rows."""
+    the hours each, read side by side where the process allows (as _raw_halves), else as they are. A 30-day
+    series of one target read from hourly rows merges thousands of them twice (totals, then histograms), most of
+    its read on one core. Since it reads the series blocks inside a day instead, halves or not cost the same; they
+    still halve a read that falls back to hourly rows."""
     hours = sum(map(len, missing.values()))
     if not side_by_side.enabled() or len(missing) < 2 or hours < ROLLED_SPLIT_HOURS:
         return [missing]
@@ -148,13 +149,13 @@ def series(f: Selection) -> list[SeriesRow]:
     or one holding an hour not rolled up yet) is counted from raw rows into
     the same histograms, as read_window adds a window's raw edges: the last
     12-hour bucket of a 30-day series reads an hour or so of raw rows, not
-    up to twelve (a third of that read at 10 M rows). Buckets of marked hours
+    up to twelve. Buckets of marked hours
     alone are kept in probes.readings.cache under the fingerprint of their
     hours' marks."""
     size = bucket_size(f)
     targets, regions = _scope(f)
     # Every target: region rollups hold them all, whatever the ids.
-    every = not f.target_ids
+    every = not f.target_ids and in_use("region")
     found = []
     with reporting_reads():
         sp = SeriesPlan(raw=[(f.since, f.until)])

@@ -17,10 +17,19 @@ from probes.histogram import BUCKETS, Histogram
 from probes.metrics import HISTOGRAM_NAMES, METRICS
 from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
-from probes.readings.plan import Coverage, coverage, hour_tiles, ladder_tiles, reporting_reads, series_tiles
+from probes.readings.plan import (
+    Coverage,
+    coverage,
+    hour_tiles,
+    ladder_tiles,
+    loose_days,
+    reporting_reads,
+    series_tiles,
+)
 from probes.readings.raw import read_raw
 from probes.readings.rollup import DENSE_GROUPS_MAX, RolledCounts, rollup_counts
 from probes.readings.rows import Reading
+from probes.rollups.catalogue import in_use
 
 # Raw columns whose values a reading can keep as they are (exact statistics).
 RAW_VALUE_COLUMNS = tuple(m.column for m in METRICS if m.kind == "float")
@@ -62,14 +71,12 @@ def read_window(
     With either, the rollup rows are read with no condition on that
     column: every row's target and region are among them (foreign keys
     protect both), and the condition only kept the planner from the hour
-    index (rollup_hour_covering): the hours of the table of every target
-    over 7 d read 10,000 buffers by target and region and 4,900 by hour at
-    10 M rows, 38 against 31 ms. So are the raw rows with every_target
-    (region_ids stays, for the index on region and started_at): bound to 60
-    targets and 15 regions, a window's 19 raw minutes at 100 M rows walked
-    the (target, region, started_at) index 900 times, 3,492 buffers (1,716
-    read from disk with the caches dropped, 163 ms), against 780 (737
-    read, 86 ms) by region and started_at alone. A raw read of one target
+    index (rollup_hour_covering), which reads about half the buffers for the
+    hours of the table of every target. So are the raw rows with every_target
+    (region_ids stays, for the index on region and started_at): bound to
+    every target and region, a window's raw minutes walked the (target,
+    region, started_at) index once per pair, several times the buffers of a
+    walk by region and started_at alone. A raw read of one target
     keeps both conditions, so walks only that target's entries."""
     allowed = {"region_id", "target_id", "probe_id"}
     if not set(group_by) <= allowed:
@@ -94,7 +101,7 @@ def read_window(
         # Days (or blocks of a day and more) and loose hours (shorter blocks)
         # are merged (and cached) apart: the hours at a sliding window's
         # edges change every hour, the days once a day.
-        if every_target and not probe_ids and group_by == ("region_id",):
+        if every_target and not probe_ids and group_by == ("region_id",) and in_use("region"):
             rolled_narrow = {"region_id": rolled_narrow["region_id"]}
             tiles = ladder_tiles(since, until, plan.covered_hours)
             parts = [
@@ -104,8 +111,9 @@ def read_window(
         else:
             # Runs of complete days from series rollup blocks where built.
             spans, days = series_tiles(plan.days)
+            days, hours = loose_days(days, plan.hours)
             # And runs of the other hours from series blocks inside a day where built.
-            hour_spans, hours = hour_tiles(plan.hours)
+            hour_spans, hours = hour_tiles(hours)
             parts = [
                 Coverage(since=since, until=until, days=days, spans=spans, built=plan.built),
                 Coverage(since=since, until=until, hours=hours, spans=hour_spans, built=plan.built),
@@ -160,9 +168,9 @@ def _combine(
 
     Each metric whose parts are all dense is summed in one array, a row per group: the parts' arrays added
     row-wise, the raw rows' and the subtracted rows' few buckets into their rows, then a histogram per group
-    over its row. Merging part by part made a new row of BUCKETS counts for every group at every part (2,700
-    for the table of every target over 30 days); this makes one array per metric. In process the two took the
-    same time (bench/dashboard.py's 10 M rows, 6 fresh processes each). A metric with a part of per-group dicts
+    over its row. Merging part by part made a new row of BUCKETS counts for every group at every part (thousands
+    for the table of every target over 30 days); this makes one array per metric, in no more time. A metric with a
+    part of per-group dicts
     is merged group by group."""
     if not parts and not minus:
         return
@@ -264,8 +272,8 @@ def _halves(intervals: list[tuple]) -> list[list[tuple]]:
     tail keeping its cut in both), when they last SPLIT_MIN or more in all; else as they are, in one list.
 
     Two statements on two connections use both cores where one statement uses one: PostgreSQL runs no
-    aggregate of string_agg in parallel. The phases of every target over an hour at 100 M rows (69,000 rows)
-    spent about 56 of its 100 ms in process waiting on its one statement."""
+    aggregate of string_agg in parallel, and a long raw read (the phases of every target over an hour) spent
+    most of its time in process waiting on its one statement."""
     total = sum((b - a for a, b, *_ in intervals), timedelta(0))
     if total < SPLIT_MIN:
         return [intervals]

@@ -9,24 +9,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
+from probes.rollups.catalogue import REGION, SERIES_DAYS, SERIES_HOURS
+
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 # Time buckets and region rollup blocks are aligned to this origin, so the
 # same bucket or block covers the same hours on every read.
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# The region rollups' ladder of block lengths in hours (probes.rollups.ladder),
-# finest first: each divides the next, so blocks nest and a coarser block is
-# the merge of the finer ones inside it. 7 d blocks start on Thursdays (the
-# weekday of EPOCH).
-GRAINS = (1, 3, 12, 24, 168)
-# The series rollups' block lengths in hours (probes.rollups.series_blocks):
-# 2, 4, 8 and 16 days, each the merge of the daily rollups (or the blocks of
-# the next finer grain) inside it, so that any run of complete days is a
-# handful of blocks (a 30-day window's 29 days, for one, are six).
-SERIES_GRAINS = (48, 96, 192, 384)
-# The series rollups' blocks inside a day (probes.rollups.hour_blocks), merged from hourly rollups: 3 and 12 hours,
-# dividing the day, so that the hours at a window's ends beside its complete days are a few rows per series.
-SERIES_HOUR_GRAINS = (3, 12)
+# The grains of the kinds of blocks, finest first (probes.rollups.catalogue holds them): each divides the next, so
+# blocks nest and a coarser block is the merge of the finer ones inside it. The region rollups' ladder
+# (probes.rollups.ladder); its 7 d blocks start on Thursdays (the weekday of EPOCH).
+GRAINS = REGION.grains
+# The series rollups' blocks of days (probes.rollups.series_blocks), each the merge of the daily rollups (or the
+# blocks of the next finer grain) inside it, so that any run of complete days is a handful of blocks.
+SERIES_GRAINS = SERIES_DAYS.grains
+# The series rollups' blocks inside a day (probes.rollups.hour_blocks), merged from hourly rollups, dividing the day,
+# so that the hours at a window's ends beside its complete days are a few rows per series.
+SERIES_HOUR_GRAINS = SERIES_HOURS.grains
 
 
 def sample_seconds_sql(alias: str) -> str:

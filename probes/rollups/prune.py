@@ -18,9 +18,8 @@ from django.db import OperationalError, connection
 from probes import partitions
 from probes.retention import delete_older_than, delete_table_rows_older_than
 from probes.rollups.build import rebuild_hour
-from probes.rollups.ladder import prune_blocks
+from probes.rollups.catalogue import KINDS, MARKS
 from probes.rollups.periods import DAY, floor_hour, hours_between
-from probes.rollups.series_blocks import prune_series_blocks
 from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
 log = logging.getLogger(__name__)
@@ -45,20 +44,50 @@ def prune_raw(now: datetime | None = None) -> int:
     if missed:
         log.info("pruned %d missed runs scheduled before %s", missed, cutoff.isoformat())
     if settings.LATENCY_ROLLUP_RETENTION_DAYS:
-        from probes.models import DailyRollup, HourCut, HourlyRollup, RollupHour
-
-        old = floor_hour(now - timedelta(days=settings.LATENCY_ROLLUP_RETENTION_DAYS))
-        HourlyRollup.objects.filter(hour__lt=old).delete()
-        RollupHour.objects.filter(hour__lt=old).delete()
-        HourCut.objects.filter(hour__lt=old).delete()
-        # Only days wholly before the cut: the day straddling it loses some
-        # marks, so readers stop using its daily row anyway.
-        DailyRollup.objects.filter(day__lte=old - DAY).delete()
-        prune_blocks(old)
-        prune_series_blocks(old)
+        prune_rollups(floor_hour(now - timedelta(days=settings.LATENCY_ROLLUP_RETENTION_DAYS)))
     prune_workers(now)
     prune_real_users(now)
     return deleted
+
+
+def prune_rollups(old: datetime) -> dict[str, int]:
+    """Every kind of rollup (probes.rollups.catalogue) and every mark wholly before `old`, the rollup retention's
+    cut. Returns rows deleted per kind and mark. The marks go first: a reader meanwhile then reads those hours as
+    unmarked, never as marked hours whose rows are gone."""
+    deleted = {}
+    for mark in MARKS:
+        pruner = mark.pruner_function()
+        if pruner is not None:
+            deleted[mark.name] = pruner(old)
+    for kind in KINDS:
+        deleted[kind.name] = kind.pruner_function()(old)
+    return deleted
+
+
+def prune_hourly(old: datetime) -> int:
+    from probes.models import HourlyRollup
+
+    return HourlyRollup.objects.filter(hour__lt=old).delete()[0]
+
+
+def prune_daily(old: datetime) -> int:
+    from probes.models import DailyRollup
+
+    # Only days wholly before the cut: the day straddling it loses some marks, so readers stop using its daily row
+    # anyway.
+    return DailyRollup.objects.filter(day__lte=old - DAY).delete()[0]
+
+
+def prune_hour_marks(old: datetime) -> int:
+    from probes.models import RollupHour
+
+    return RollupHour.objects.filter(hour__lt=old).delete()[0]
+
+
+def prune_hour_cuts(old: datetime) -> int:
+    from probes.models import HourCut
+
+    return HourCut.objects.filter(hour__lt=old).delete()[0]
 
 
 # The real users' bookkeeping rows, each kept as long as it can still matter: a rate-limit counter for its

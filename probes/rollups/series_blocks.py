@@ -38,7 +38,7 @@ from django.db import connection, transaction
 
 from probes.rollups.block_merge import merge_blocks
 from probes.rollups.locks import lock_series_block
-from probes.rollups.periods import DAY, HOUR, SERIES_GRAINS, block_start
+from probes.rollups.periods import DAY, HOUR, SERIES_GRAINS, SERIES_HOUR_GRAINS, block_start
 from probes.rollups.side_by_side import side_by_side
 
 KEYS = ("probe_id", "region_id", "target_id")
@@ -160,18 +160,24 @@ def rebuild_series_range(since: datetime, until: datetime, now: datetime, *, wor
     side_by_side(build, chunks, workers)
 
 
-def prune_series_blocks(old: datetime) -> int:
-    """Delete the blocks wholly before `old` (the rollup retention's cut) and
-    their marks. A block straddling the cut keeps the merge of its pruned
-    days, but they lose their hours' marks, so no reader uses it."""
+def prune_day_blocks(old: datetime) -> int:
+    """Delete the blocks of days wholly before `old` (the rollup retention's cut) and their marks. A block
+    straddling the cut keeps the merge of its pruned days, but they lose their hours' marks, so no reader uses it."""
+    return _prune(old, SERIES_GRAINS)
+
+
+def prune_hour_blocks(old: datetime) -> int:
+    """As prune_day_blocks, for the blocks inside a day (probes.rollups.hour_blocks), which share the table."""
+    return _prune(old, SERIES_HOUR_GRAINS)
+
+
+def _prune(old: datetime, grains: tuple[int, ...]) -> int:
     from probes.models import SeriesBlockMark, SeriesRollup
 
     with connection.cursor() as cur:
-        cur.execute(
-            f"DELETE FROM {SeriesBlockMark._meta.db_table} WHERE start + make_interval(hours => span_hours) <= %s",
-            [old],
-        )
-        cur.execute(
-            f"DELETE FROM {SeriesRollup._meta.db_table} WHERE start + make_interval(hours => span_hours) <= %s", [old]
-        )
+        for table in (SeriesBlockMark._meta.db_table, SeriesRollup._meta.db_table):
+            cur.execute(
+                f"DELETE FROM {table} WHERE span_hours = ANY(%s) AND start + make_interval(hours => span_hours) <= %s",
+                [list(grains), old],
+            )
         return cur.rowcount
