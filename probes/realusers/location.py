@@ -260,7 +260,7 @@ def _from_default(source: Any) -> Place | None:
 
 def place_for(attributes: Mapping[str, Any], client_ip: str | None, source: Any = None) -> Place:
     """The place of one call. `attributes`: the resource's attributes overlaid by the span's (or empty for a
-    beacon); `client_ip`: the sender's address as latency.proxy believes it (used, never kept)."""
+    beacon); `client_ip`: the sender's address as probes.proxy believes it (used, never kept)."""
     return (
         _from_attributes(attributes)
         or _from_cloud(attributes)
@@ -272,6 +272,6 @@ def place_for(attributes: Mapping[str, Any], client_ip: str | None, source: Any 
 
 def client_address(request: Any) -> str | None:
     """The sender's address: the TCP peer, or X-Forwarded-For when the peer is one of LATENCY_TRUSTED_PROXIES."""
-    from latency.proxy import client_ip
+    from probes.proxy import client_ip
 
     return client_ip(request)
