@@ -329,8 +329,9 @@ if "LATENCY_INGEST_RATE_PER_MINUTE" in os.environ:
         "LATENCY_BEACONS_PER_MINUTE (with LATENCY_BEACONS_PER_ADDRESS_PER_MINUTE, "
         "LATENCY_BEACONS_PER_TARGET_PER_MINUTE) instead"
     )
-# An offline city database (MaxMind DB format: GeoLite2-City or DB-IP City Lite) to place users by their
-# address; empty: the GeoLite2 City database of the maxminddb-geolite2 package. Never a network lookup.
+# An offline city database (MaxMind DB format: DB-IP IP to City Lite or GeoLite2 City) to place users by their
+# address (docs/guides/real-users-geoip.md); empty: users are not placed by their address (the real-users panel says
+# so). Never a network lookup.
 LATENCY_GEOIP_DATABASE = env_str("LATENCY_GEOIP_DATABASE", "")
 
 # The REST API (latency.api_v1): a user's token (`Authorization: Bearer <token>`, probes.apitokens) or the

@@ -13,7 +13,7 @@ from probes.compat import UnsupportedVersion, require
 
 def check_compat_module(module_name: str, distribution: str, past: str, before: str) -> None:
     module = importlib.import_module(module_name)
-    assert module.VERSION == metadata.version(distribution)
+    assert metadata.version(distribution) == module.VERSION
     for found in (past, before):
         with pytest.raises(UnsupportedVersion) as refused:
             require(distribution, module.MINIMUM, module.BELOW, module=module_name, found=found)

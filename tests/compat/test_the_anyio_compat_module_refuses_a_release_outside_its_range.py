@@ -1,5 +1,6 @@
-"""probes/compat/anyio.py reaches into anyio's private names: it accepts the installed release and refuses one past or
-before its range, naming anyio, the version found and the range supported."""
+"""probes/compat/anyio.py reaches into anyio's private names:
+it accepts the installed release and refuses one past or before its range,
+naming anyio, the version found and the range supported."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""probes/compat/celery_batches.py reaches into celery-batches's private names: it accepts the installed release and refuses one past or
-before its range, naming celery-batches, the version found and the range supported."""
+"""probes/compat/celery_batches.py reaches into celery-batches's private names:
+it accepts the installed release and refuses one past or before its range,
+naming celery-batches, the version found and the range supported."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""probes/compat/django.py reaches into Django's private names: it accepts the installed release and refuses one past or
-before its range, naming Django, the version found and the range supported."""
+"""probes/compat/django.py reaches into Django's private names:
+it accepts the installed release and refuses one past or before its range,
+naming Django, the version found and the range supported."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""probes/compat/httpcore.py reaches into httpcore's private names: it accepts the installed release and refuses one past or
-before its range, naming httpcore, the version found and the range supported."""
+"""probes/compat/httpcore.py reaches into httpcore's private names:
+it accepts the installed release and refuses one past or before its range,
+naming httpcore, the version found and the range supported."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""probes/compat/kombu.py reaches into kombu's private names: it accepts the installed release and refuses one past or
-before its range, naming kombu, the version found and the range supported."""
+"""probes/compat/kombu.py reaches into kombu's private names:
+it accepts the installed release and refuses one past or before its range,
+naming kombu, the version found and the range supported."""
 
 from __future__ import annotations
 

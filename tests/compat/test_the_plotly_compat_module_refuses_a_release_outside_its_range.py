@@ -1,5 +1,6 @@
-"""probes/compat/plotly.py reaches into plotly's private names: it accepts the installed release and refuses one past or
-before its range, naming plotly, the version found and the range supported."""
+"""probes/compat/plotly.py reaches into plotly's private names:
+it accepts the installed release and refuses one past or before its range,
+naming plotly, the version found and the range supported."""
 
 from __future__ import annotations
 
