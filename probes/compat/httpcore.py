@@ -31,15 +31,17 @@ import typing
 
 import anyio
 import httpcore
-from httpcore._async.http2 import HTTPConnectionState
-from httpcore._synchronization import AsyncLock, AsyncSemaphore, AsyncShieldCancellation
-from httpcore._trace import Trace
-from httpcore._utils import is_socket_readable
 
 from probes.compat import require
 
+# Checked before the private imports below, so a release that moved them fails with this message.
 MINIMUM, BELOW = "1.0.9", "1.1"
 VERSION = require("httpcore", MINIMUM, BELOW, module=__name__)
+
+from httpcore._async.http2 import HTTPConnectionState  # noqa: E402
+from httpcore._synchronization import AsyncLock, AsyncSemaphore, AsyncShieldCancellation  # noqa: E402
+from httpcore._trace import Trace  # noqa: E402
+from httpcore._utils import is_socket_readable  # noqa: E402
 
 __all__ = ["ConnectionPool", "HTTP2Connection", "HTTPConnection", "is_socket_readable"]
 

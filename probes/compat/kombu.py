@@ -15,14 +15,15 @@ from __future__ import annotations
 from queue import Empty
 from typing import Any
 
-from kombu.transport import redis
-from kombu.utils.encoding import bytes_to_str
-from kombu.utils.json import loads
-
 from probes.compat import require
 
+# Checked before kombu's modules are imported, so a release that moved them fails with this message.
 MINIMUM, BELOW = "5.7.0", "5.8"
 VERSION = require("kombu", MINIMUM, BELOW, module=__name__)
+
+from kombu.transport import redis  # noqa: E402
+from kombu.utils.encoding import bytes_to_str  # noqa: E402
+from kombu.utils.json import loads  # noqa: E402
 
 REJECTED = object()  # not None: a JSON null is a message too, and a bad one
 
