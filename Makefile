@@ -6,16 +6,29 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test check install migrate bench clean messages compilemessages settings-docs docs
+.PHONY: demo test check install lock worker-wheelhouse migrate bench clean messages compilemessages settings-docs docs
 
-$(STAMP): pyproject.toml
+# The locked versions (requirements/dev.txt: the site, the worker and the [dev] extra, with hashes), then the
+# checkout itself, editable, with --no-deps: everything it needs came from the lock.
+$(STAMP): pyproject.toml requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements/dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Recompile requirements/*.txt from pyproject.toml's ranges (after adding or changing a dependency); versions
+# already locked stay unless `make lock UPGRADE=1`. Needs the package registry.
+lock: $(STAMP)
+	$(BIN)/python -m devtools.lock $(if $(UPGRADE),--upgrade)
+
+# What a region host installs (requirements/worker.txt and the package's wheel) as files in var/wheelhouse, so a
+# region worker's venv can be built with --no-index (tests/boundaries, tests/regions_e2e). Needs the registry once.
+worker-wheelhouse: $(STAMP)
+	$(BIN)/python -m devtools.wheelhouse --dest var/wheelhouse
 
 migrate: $(STAMP)
 	$(BIN)/python manage.py ensuredb

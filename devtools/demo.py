@@ -4,7 +4,7 @@ Development tooling, not app code: it starts embedded PostgreSQL and Redis (devt
 unless DATABASE_URL / REDIS_URL are set, and the mock LLM server (devtools/mockllm) the demo targets
 point at. The services start BEFORE Django reads its settings, so Django is configured once with
 their URLs (nothing re-points its connections afterwards). Then migrations, demo targets and probes
-(probes/demo_seed.py, given the mock server's URL, whose port the state folder keeps from run to run),
+(devtools/demo_seed.py, given the mock server's URL, whose port the state folder keeps from run to run),
 the admin user, static files, and the processes: ingest worker, one region worker for every demo
 region, scheduler and the ASGI server.
 Ctrl-C (SIGINT) or SIGTERM stops them all, services last; a child that dies stops the rest. Each
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from devtools import embedded
+from devtools.geoip import demo_city_database
 
 ROOT = Path(__file__).resolve().parent.parent
 STOP_GRACE_S = 30  # celery finishes running probes (timeout 8 s) and hands them to ingest
@@ -164,6 +165,9 @@ class Demo:
             "STATIC_ROOT": str(self.state / "static"),
             # Every region runs on this machine: pages say the geography is emulated.
             "LATENCY_EMULATED_GEOGRAPHY": "true",
+            # The demo's real users come from made-up addresses: the packaged 2018 city database places them,
+            # unless the operator named another.
+            "LATENCY_GEOIP_DATABASE": os.environ.get("LATENCY_GEOIP_DATABASE") or demo_city_database(),
             "PYTHONUNBUFFERED": "1",
         }
         env.pop("CELERY_BROKER_URL", None)
@@ -187,7 +191,7 @@ class Demo:
         # The mock server needs no database: start it while Django sets up and migrations run.
         self.spawn("mockllm", ["-m", "devtools.mockllm", "--host", MOCK_HOST, "--port", str(port)], manage=False)
         self.step("database migrations", self._migrate)
-        from probes.demo_seed import DEMO_CITIES, demo_regions, seed
+        from devtools.demo_seed import DEMO_CITIES, demo_regions, seed
 
         regions = demo_regions(opts["regions"] or None)
         if not regions:
@@ -197,7 +201,7 @@ class Demo:
         self.step(f"mock LLM server on {MOCK_HOST}:{port}", self._wait_port, "mockllm", port)
         probes = self.step("demo targets and probes", lambda: seed(self.mock_url, regions))
         self.say("ok", f"{len(probes)} targets, probed every 10 s from {len(slugs)} regions")
-        from probes.demo_seed import seed_real_users
+        from devtools.demo_seed import seed_real_users
 
         added = self.step("demo real users (the map's real-user layer)", seed_real_users)
         self.say("ok", f"{added} real users' calls added from {len(DEMO_CITIES)} cities")

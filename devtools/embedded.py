@@ -247,7 +247,7 @@ def _package_dir(module: str, dist: str) -> Path:
 
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise EmbeddedError(f"the {dist} package is not installed (make install, or pip install -e .)")
+        raise EmbeddedError(f"the {dist} package is not installed (make install: requirements/dev.txt)")
     return Path(next(iter(spec.submodule_search_locations)))
 
 

@@ -217,7 +217,7 @@ class UvicornServer:
                 check=True,
                 timeout=120,
             )
-        # --no-proxy-headers: forwarding headers are Django's to judge (latency.proxy), as in production.
+        # --no-proxy-headers: forwarding headers are Django's to judge (probes.proxy), as in production.
         args = [
             *uvicorn_command(), "latency.asgi:application", "--host", "127.0.0.1", "--port", str(self.port),
             "--no-proxy-headers",

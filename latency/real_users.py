@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from latency import labels
 from probes import metrics, readings
 from probes.readings.realusers import REAL_PERCENTILES, Nearby, NearbyRow
+from probes.realusers.location import city_database_configured
 
 
 def duration(ms: float | None) -> str:
@@ -102,4 +103,14 @@ def panel(
         "empty": "" if rows else empty_reason(near, where),
         "radius_km": f"{near.radius_km:.0f}",
         "min_samples": readings.real_users.min_samples(),
+        "no_city_database": "" if city_database_configured() else no_city_database(),
     }
+
+
+def no_city_database() -> str:
+    """What the panel says while no city database is configured: users are placed by what they send, not where
+    they call from."""
+    return _(
+        "No city database is configured (LATENCY_GEOIP_DATABASE), so real users are not placed by their address: "
+        "only by the location their application sends, its cloud region, or their ingest source's default place."
+    )

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.exceptions import DisallowedHost, ImproperlyConfigured
 from django.http.request import split_domain_port, validate_host
 
-from latency.proxy import forwarded_scheme
+from probes.proxy import forwarded_scheme
 
 
 class SiteCSPMiddleware(CSPMiddleware):

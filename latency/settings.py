@@ -27,9 +27,9 @@ from latency.env import (
     env_list,
     env_str,
 )
-from latency.proxy import parse_proxies
 from probes.conf.catalog import RETIRED
 from probes.engine.envpolicy import WorkerEnv
+from probes.proxy import parse_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -83,7 +83,7 @@ MIDDLEWARE = [
     "latency.pooled.release_before_streaming",
     # First to read the request: forwarding headers from anyone but a trusted proxy are dropped
     # before SecurityMiddleware (HTTPS redirect) or axes (client address) read them.
-    "latency.proxy.TrustedProxyMiddleware",
+    "probes.proxy.TrustedProxyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "latency.security.SiteCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -164,6 +164,8 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL
 # LATENCY_BROKER_CA when set (region workers read the same variable; docs/guides/add-a-region.md).
 LATENCY_BROKER_CA = env_str("LATENCY_BROKER_CA")
 CELERY_BROKER_USE_SSL = broker_tls(CELERY_BROKER_URL, LATENCY_BROKER_CA)
+# The Celery app probes sends tasks through and runs its workers and scheduler on (probes.celery_app).
+LATENCY_CELERY_APP = "latency.celery:app"
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_SERIALIZER = "json"
@@ -318,8 +320,9 @@ LATENCY_BEACONS_PER_TARGET_PER_MINUTE = env_int("LATENCY_BEACONS_PER_TARGET_PER_
 for _name, _replaced in RETIRED.items():
     if _name in os.environ:
         raise ImproperlyConfigured(_replaced)
-# An offline city database (MaxMind DB format: GeoLite2-City or DB-IP City Lite) to place users by their
-# address; empty: the GeoLite2 City database of the maxminddb-geolite2 package. Never a network lookup.
+# An offline city database (MaxMind DB format: DB-IP IP to City Lite or GeoLite2 City) to place users by their
+# address (docs/guides/real-users-geoip.md); empty: users are not placed by their address (the real-users panel says
+# so). Never a network lookup.
 LATENCY_GEOIP_DATABASE = env_str("LATENCY_GEOIP_DATABASE")
 
 # The REST API (latency.api_v1): a user's token (`Authorization: Bearer <token>`, probes.apitokens) or the
@@ -371,7 +374,7 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 
-# Proxies whose X-Forwarded-Proto / X-Forwarded-For are believed (latency.proxy);
+# Proxies whose X-Forwarded-Proto / X-Forwarded-For are believed (probes.proxy);
 # from any other peer those headers are removed.
 LATENCY_TRUSTED_PROXIES = env_list("LATENCY_TRUSTED_PROXIES")
 LATENCY_TRUSTED_PROXY_NETWORKS = parse_proxies(LATENCY_TRUSTED_PROXIES)
@@ -385,7 +388,7 @@ if LATENCY_TRUSTED_PROXIES:
 AXES_FAILURE_LIMIT = env_int("LATENCY_LOGIN_FAILURE_LIMIT")
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LATENCY_LOGIN_COOLOFF_MINUTES"))
 AXES_LOCKOUT_PARAMETERS = ["ip_address", ["username"]]
-AXES_CLIENT_IP_CALLABLE = "latency.proxy.client_ip"
+AXES_CLIENT_IP_CALLABLE = "probes.proxy.client_ip"
 # Failures expire with the cool-off only: a successful sign-in deletes the
 # failures matching its address or its username, so resetting on success
 # would let anyone with an account wipe the count of their guesses at others.

@@ -159,9 +159,11 @@ def prepare_charts() -> None:
 def prepare_urls() -> None:
     """The URL conf and every module it names imported, and the resolver's
     tables (filled on the first resolve or reverse) built."""
-    from django.urls import get_resolver, reverse
+    from django.urls import reverse
 
-    get_resolver()._populate()
+    from probes.compat.django import populate_resolver
+
+    populate_resolver()
     reverse("overview")
 
 

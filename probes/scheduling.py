@@ -223,9 +223,10 @@ def dispatch_due(app, r: redis.Redis, now: datetime | None = None, *, lead_s: fl
 
 def run_now(probe_ids: list[int]) -> int:
     """Queue an immediate run of each probe in each of its active regions."""
-    from latency.celery import app
+    from probes.celery_app import site_app
     from probes.models import Probe
 
+    app = site_app()
     now = datetime.now(UTC)
     count = 0
     for probe in Probe.objects.filter(id__in=probe_ids).select_related("target").prefetch_related("regions"):

@@ -11,6 +11,8 @@ import time
 from celery import shared_task
 from celery_batches import Batches
 
+from probes.compat.celery_batches import forget_buffered
+
 log = logging.getLogger(__name__)
 
 INGEST_TASK = "probes.ingest"
@@ -27,11 +29,7 @@ class IngestBatch(Batches):
         # set, no new one would start and the buffer would only flush every
         # 500 messages. Messages buffered from the old connection cannot be
         # acknowledged any more: Redis delivers them again, so drop them.
-        if self._tref is not None:
-            self._tref.cancel()
-        self._tref = None
-        while not self._buffer.empty():
-            self._buffer.get_nowait()
+        forget_buffered(self)
         return super().Strategy(task, app, consumer)
 
 

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from django.conf import settings as django_settings
 
+from devtools.geoip import demo_city_database
 from devtools.mockllm import MockLLMServer, running_server
 from latency.env import channel_layer
 
@@ -24,6 +26,11 @@ pytest_plugins = ["devtools.exit_watchdog"]
 WORKER_CA_DIR = tempfile.mkdtemp(prefix="latency-test-ca-")
 os.environ["LATENCY_CA_DIR"] = WORKER_CA_DIR
 atexit.register(shutil.rmtree, WORKER_CA_DIR, ignore_errors=True)
+# Real users are placed by the demo's packaged city database (production names its own): for every server the
+# tests start, and for this process's settings, which pytest-django has read already. A test of the site without
+# one overrides the setting.
+os.environ["LATENCY_GEOIP_DATABASE"] = os.environ.get("LATENCY_GEOIP_DATABASE") or demo_city_database()
+django_settings.LATENCY_GEOIP_DATABASE = os.environ["LATENCY_GEOIP_DATABASE"]
 
 if TYPE_CHECKING:
     from tests.support import Proc

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy
 
 from latency import labels
 from probes import metrics
+from probes.compat.plotly import unvalidated
 from probes.geo import great_circle_km
 
 PERCENTILE_LABELS = {0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99"}
@@ -105,11 +106,8 @@ def with_template(fig: go.Figure) -> go.Figure:
     layout keeps a copy of the registered template's properties, so the JSON
     is the same (a test compares it) and no figure shares, or can change,
     plotly's registered one."""
-    fig.layout._validate = False
-    try:
-        fig.layout.template = pio.templates[TEMPLATE]
-    finally:
-        fig.layout._validate = True
+    with unvalidated(fig.layout) as layout:
+        layout.template = pio.templates[TEMPLATE]
     return fig
 
 

@@ -74,11 +74,12 @@ class NotificationFailed(Exception):
 
 def queue(delivery_ids: list[int]) -> None:
     """Send one delivery task per id (call it after the transaction that created them commits)."""
-    from latency.celery import app
+    from probes.celery_app import site_app
     from probes.fleet.maintenance import central_token
 
     # Sent by name through the site's own app (its routes put it on the maintenance queue), not
     # through the task's proxy, which follows whichever Celery app was made last in the process.
+    app = site_app()
     for delivery_id in delivery_ids:
         app.send_task(TASK, kwargs={"delivery_id": delivery_id, "token": central_token(TASK)}, retry=True)
 

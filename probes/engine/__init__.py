@@ -17,12 +17,11 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
-import anyio._backends._asyncio
-import anyio.streams.tls  # noqa: F401
 import h2.exceptions
 import httpcore
 import httpx
 
+import probes.compat.anyio  # noqa: F401  (anyio's backend imported at start, not in a first measurement)
 from probes.engine import clock
 from probes.engine.clock import H2Refused, Timeline, now_ns
 from probes.engine.config import ConfigProblem, Credentials, host_problem, read_credentials

@@ -26,7 +26,8 @@ import time
 import typing
 
 import httpcore
-from httpcore._utils import is_socket_readable
+
+from probes.compat.httpcore import is_socket_readable
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 _CMSG_SPACE = socket.CMSG_SPACE(16)

@@ -12,8 +12,8 @@ import typing
 import httpcore
 import httpx
 
+from probes.compat.httpcore import ConnectionPool
 from probes.engine.clock import TimedBackend
-from probes.engine.h2conn import ConnectionPool
 
 
 class _Body(httpx.AsyncByteStream):
@@ -31,7 +31,7 @@ class _Body(httpx.AsyncByteStream):
 
 class TimedTransport(httpx.AsyncBaseTransport):
     def __init__(self, ssl_context: ssl.SSLContext, *, keepalive: bool, http2: bool = False) -> None:
-        # httpcore's pool, with HTTP/2's per-connection set-up made cheap (see h2conn).
+        # httpcore's pool, with HTTP/2's per-connection set-up made cheap (probes.compat.httpcore).
         self._pool = ConnectionPool(
             ssl_context=ssl_context,
             # HTTP/1.1 stays possible with http2: httpcore speaks h2 only when

@@ -6,9 +6,11 @@ In order of trust:
    `geo.location.lat` / `geo.location.lon` (OpenTelemetry's geo semantic conventions);
 2. `cloud.provider` + `cloud.region`: an application running in a cloud region serves users near it, so it is
    placed at the region's city from CLOUD_REGIONS below (a table we keep);
-3. the client address, looked up in an offline city database (MaxMind DB format: LATENCY_GEOIP_DATABASE, else
-   the GeoLite2 City database packaged by maxminddb-geolite2). Never a network lookup. The address itself is
-   never stored, logged or returned: only the city it maps to;
+3. the client address, looked up in the offline city database the operator names in LATENCY_GEOIP_DATABASE
+   (MaxMind DB format: DB-IP's IP to City Lite or MaxMind's GeoLite2 City, docs/guides/real-users-geoip.md).
+   Never a network lookup. With none configured this step is skipped: the user is stored without a place from
+   the address, and the real-users panel says why. The address itself is never stored, logged or returned: only
+   the city it maps to;
 4. the source's default location (IngestSource.default_*).
 
 Coordinates are kept at city resolution: rounded to 0.1 degree (about 11 km), whatever precision was sent, so a
@@ -183,23 +185,25 @@ class _Database:
         self._memo: LRUCache[str, Place | None] = LRUCache(maxsize=50_000)
 
     def reader(self) -> Any:
+        """The open database, or None when LATENCY_GEOIP_DATABASE names none."""
         path = settings.LATENCY_GEOIP_DATABASE
         with self._lock:
-            if self._reader is None or self._path != path:
+            if self._path != path or (path and self._reader is None):
+                if self._reader is not None:
+                    self._reader.close()
+                self._reader = None
+                self._path = path
+                self._memo.clear()
                 if path:
                     import maxminddb
 
                     self._reader = maxminddb.open_database(path)
-                else:
-                    from geolite2 import geolite2
-
-                    self._reader = geolite2.reader()
-                self._path = path
-                self._memo.clear()
             return self._reader
 
     def lookup(self, address: str) -> Place | None:
         reader = self.reader()
+        if reader is None:
+            return None
         with self._lock:
             if address in self._memo:
                 return self._memo[address]
@@ -225,6 +229,11 @@ def _place_of(record: Any) -> Place | None:
 
 
 _database = _Database()
+
+
+def city_database_configured() -> bool:
+    """Whether users can be placed by their address: LATENCY_GEOIP_DATABASE names a city database."""
+    return bool(settings.LATENCY_GEOIP_DATABASE)
 
 
 def place_of_address(address: str | None) -> Place | None:
@@ -260,7 +269,7 @@ def _from_default(source: Any) -> Place | None:
 
 def place_for(attributes: Mapping[str, Any], client_ip: str | None, source: Any = None) -> Place:
     """The place of one call. `attributes`: the resource's attributes overlaid by the span's (or empty for a
-    beacon); `client_ip`: the sender's address as latency.proxy believes it (used, never kept)."""
+    beacon); `client_ip`: the sender's address as probes.proxy believes it (used, never kept)."""
     return (
         _from_attributes(attributes)
         or _from_cloud(attributes)
@@ -272,6 +281,6 @@ def place_for(attributes: Mapping[str, Any], client_ip: str | None, source: Any 
 
 def client_address(request: Any) -> str | None:
     """The sender's address: the TCP peer, or X-Forwarded-For when the peer is one of LATENCY_TRUSTED_PROXIES."""
-    from latency.proxy import client_ip
+    from probes.proxy import client_ip
 
     return client_ip(request)

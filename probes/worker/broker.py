@@ -9,12 +9,13 @@ body for each, and some shapes (a task message without an id, a body that is
 not [args, kwargs, embed]) still escape it. So, at the two places where a
 popped message is handled:
 
-- Channel decodes the popped item itself: `_brpop_read` and `_get` are
-  kombu 5.7.0's (pinned in pyproject.toml) with only the decode guarded;
-- Transport._deliver guards the hand-over of one decoded message to the
-  consumer (kombu's envelope, Celery's request): what fails there is that
-  message's fault, so it is rejected, unless the error is the broker
-  connection's (that still propagates, and the worker reconnects);
+- Channel decodes the popped item itself, guarded (the decode is made
+  overridable by probes.compat.kombu, which holds every reach into kombu's
+  Redis transport);
+- Transport guards the hand-over of one decoded message to the consumer
+  (kombu's envelope, Celery's request): what fails there is that message's
+  fault, so it is rejected, unless the error is the broker connection's
+  (that still propagates, and the worker reconnects);
 - Consumer replaces Celery's four bad-message handlers with one log line and
   the same rejection.
 
@@ -39,29 +40,25 @@ from __future__ import annotations
 
 import logging
 import warnings
-from queue import Empty
 
 import kombu
 from celery import signals
 from celery.app.amqp import AMQP as CeleryAMQP
 from celery.exceptions import CPendingDeprecationWarning
 from celery.worker.consumer import Consumer as CeleryConsumer
-from kombu.transport import redis
-from kombu.utils.encoding import bytes_to_str
-from kombu.utils.json import loads
 
+from probes.compat import kombu as kombu_compat
 from probes.worker.letters import keeps_letters, reject_message
 
 log = logging.getLogger(__name__)
-_REJECTED = object()  # not None: a JSON null is a message too, and a bad one
 
 
-class Channel(redis.Channel):
-    def _decode(self, item: bytes, queue: str):
-        """The message in a popped item, or _REJECTED when it is not JSON:
+class Channel(kombu_compat.Channel):
+    def decode(self, item: bytes, queue: str):
+        """The message in a popped item, or REJECTED when it is not JSON:
         then it is rejected here, since it is already off the queue."""
         try:
-            return loads(bytes_to_str(item))
+            return super().decode(item, queue)
         except (ValueError, RecursionError) as exc:
             reject_message(
                 item,
@@ -70,47 +67,7 @@ class Channel(redis.Channel):
                 keep=keeps_letters(self.active_queues),
                 raw=True,
             )
-            return _REJECTED
-
-    # kombu 5.7.0's Channel._brpop_read, but for self._decode.
-    def _brpop_read(self, **options):
-        try:
-            try:
-                dest__item = self.client.parse_response(self.client.connection, "BRPOP", **options)
-            except self.connection_errors:
-                # if there's a ConnectionError, disconnect so the next
-                # iteration will reconnect automatically.
-                self.client.connection.disconnect()
-                raise
-            if dest__item:
-                dest, item = dest__item
-                dest = bytes_to_str(dest).rsplit(self.sep, 1)[0]
-                self._queue_cycle.rotate(dest)
-                message = self._decode(item, dest)
-                if message is _REJECTED:
-                    raise Empty()
-                self.connection._deliver(message, dest)
-                return True
-            else:
-                raise Empty()
-        finally:
-            self._in_poll = None
-            self._flush_brpop_reauth()
-
-    # kombu 5.7.0's Channel._get, but for self._decode.
-    def _get(self, queue):
-        with self.conn_or_acquire() as client:
-            for pri in self.priority_steps:
-                item = client.rpop(self._q_for_pri(queue, pri))
-                if item:
-                    self._maybe_update_queues_expire(client, queue)
-                    message = self._decode(item, queue)
-                    if message is _REJECTED:
-                        raise Empty()
-                    return message
-
-            self._maybe_update_queues_expire(client, queue)
-            raise Empty()
+            return kombu_compat.REJECTED
 
 
 def _stamp_queue(message, queue: str) -> None:
@@ -126,47 +83,20 @@ def _stamp_queue(message, queue: str) -> None:
         info["routing_key"] = queue
 
 
-class Transport(redis.Transport):
+class Transport(kombu_compat.Transport):
     Channel = Channel
 
-    def _deliver(self, message, queue):
+    def before_delivery(self, message, queue: str) -> None:
         _stamp_queue(message, queue)
-        try:
-            super()._deliver(message, queue)
-        except self._broker_errors():
-            raise
-        except Exception as exc:
-            self._settle(message)
-            consumed = {q for chan in self.channels for q in getattr(chan, "active_queues", ())}
-            reject_message(
-                message,
-                source=queue,
-                reason=f"not a task message this worker can read ({type(exc).__name__}: {str(exc)[:200]})",
-                keep=keeps_letters(consumed),
-            )
 
-    def _broker_errors(self) -> tuple[type[BaseException], ...]:
-        # kombu counts KeyError among Redis connection errors (some redis-py
-        # versions raise it from a broken connection), but while a message
-        # is handed over a KeyError is the message's: a task message without
-        # an id, say. Re-raised as a connection error, it made the consumer
-        # reconnect and redeliver the same message until Celery gave up.
-        return tuple(e for e in (*self.connection_errors, *self.channel_errors) if e is not KeyError)
-
-    def _settle(self, message) -> None:
-        """Acknowledge a rejected message if kombu already holds it as
-        unacknowledged; otherwise Redis would deliver it again after the
-        visibility timeout, and again, forever."""
-        properties = message.get("properties") if isinstance(message, dict) else None
-        tag = properties.get("delivery_tag") if isinstance(properties, dict) else None
-        if tag is None:
-            return
-        for chan in self.channels:
-            try:
-                chan.qos.get(tag)
-            except (KeyError, TypeError, AttributeError):
-                continue
-            chan.qos.ack(tag)
+    def undeliverable(self, message, queue: str, exc: Exception) -> None:
+        consumed = {q for chan in self.channels for q in getattr(chan, "active_queues", ())}
+        reject_message(
+            message,
+            source=queue,
+            reason=f"not a task message this worker can read ({type(exc).__name__}: {str(exc)[:200]})",
+            keep=keeps_letters(consumed),
+        )
 
 
 def _envelope(message) -> dict:
@@ -223,7 +153,7 @@ class Connection(kombu.Connection):
         # The URL still chooses the transport (and TLS for rediss://); only
         # kombu's own Redis transport is swapped for the guarded one.
         transport_cls = super().get_transport_cls()
-        return Transport if transport_cls is redis.Transport else transport_cls
+        return Transport if kombu_compat.is_redis_transport(transport_cls) else transport_cls
 
 
 class AMQP(CeleryAMQP):

@@ -11,7 +11,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from probes.demo_seed import TARGETS, seed
+from devtools.demo_seed import TARGETS, seed
 from probes.engine import measure
 from probes.models import Region, Target
 from tests.factories import MeasurementFactory

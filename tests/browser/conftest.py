@@ -48,7 +48,7 @@ def require_chromium() -> None:
         try:
             import playwright.sync_api  # noqa: F401
         except ImportError:
-            problem = "the playwright package is not installed (pip install -e '.[test]')"
+            problem = "the playwright package is not installed (make install: requirements/dev.txt)"
     if problem is None:
         return
     if in_ci():

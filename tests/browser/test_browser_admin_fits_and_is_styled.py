@@ -38,7 +38,7 @@ def demo_site(transactional_db):
     """The demo's regions and targets, and a measurement from each region with its longest names."""
     from django.contrib.auth import get_user_model
 
-    from probes.demo_seed import seed
+    from devtools.demo_seed import seed
     from probes.models import Region
     from tests.factories import MeasurementFactory
 

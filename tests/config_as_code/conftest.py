@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from probes.demo_seed import demo_regions, seed
+from devtools.demo_seed import demo_regions, seed
 from probes.models import AlertRule, NotificationChannel, Probe, Region, Target
 from tests.factories import (
     AlertRuleFactory,

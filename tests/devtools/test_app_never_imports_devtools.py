@@ -64,6 +64,7 @@ def test_the_development_tools_are_out_of_the_app_packages():
         "mockformats.py",
         "management/commands/mockllm.py",
         "management/commands/demo.py",
+        "demo_seed.py",
     ):
         for package in APP_PACKAGES:
             assert not (ROOT / package / module).exists(), f"{package}/{module} is development tooling"

@@ -1,6 +1,6 @@
 """Warm HTTP/2 calls made at the same time all go over the one open
 connection and all succeed. They contend for the connection's stream slots
-and locks, which the engine builds itself (probes/engine/h2conn.py): a call
+and locks, which the engine builds itself (probes/compat/httpcore.py): a call
 that finds them taken waits its turn rather than failing or opening a new
 connection. (The mock server announces no stream limit, so httpcore keeps to
 one stream at a time and the calls take turns.)"""

@@ -10,8 +10,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from latency.proxy import parse_proxies
 from probes.models import Observation, ObservationRollup
+from probes.proxy import parse_proxies
 from tests.factories import IngestSourceFactory, TargetFactory
 from tests.realusers_beacon.conftest import APP, timings
 

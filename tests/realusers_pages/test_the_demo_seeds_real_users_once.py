@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from devtools.demo_seed import DEMO_CITIES, DEMO_SOURCE_NAME, TARGETS, seed, seed_real_users
 from probes import readings
-from probes.demo_seed import DEMO_CITIES, DEMO_SOURCE_NAME, TARGETS, seed, seed_real_users
 from probes.models import IngestSource, Observation, Region
 
 pytestmark = pytest.mark.django_db

@@ -130,7 +130,7 @@ def test_a_forged_forwarded_for_does_not_escape_the_address_lock(staff):
 
 
 def test_behind_a_trusted_proxy_clients_are_counted_by_their_own_address(staff, settings):
-    from latency.proxy import parse_proxies
+    from probes.proxy import parse_proxies
 
     settings.LATENCY_TRUSTED_PROXY_NETWORKS = parse_proxies(["10.0.0.2"])
     for name in ("mallory", "trent", "eve"):

@@ -81,7 +81,7 @@ def test_production_refuses_to_serve_before_collectstatic_and_names_the_command(
 @pytest.fixture
 def behind_https(settings):
     """Production's HTTPS rules, with 10.0.0.2 as the only trusted proxy."""
-    from latency.proxy import parse_proxies
+    from probes.proxy import parse_proxies
 
     settings.SECURE_SSL_REDIRECT = True
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -87,7 +87,7 @@ async def test_a_csrf_trusted_origin_is_accepted(session_cookie, settings):
 
 
 async def test_a_forwarded_proto_counts_only_from_a_trusted_proxy(session_cookie, settings):
-    from latency.proxy import parse_proxies
+    from probes.proxy import parse_proxies
 
     https_page = (b"origin", b"https://localhost")
     forwarded = (b"x-forwarded-proto", b"https")

@@ -22,9 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--name", default=f"ingest@{socket.gethostname()}")
 
     def handle(self, *args, **opts):
-        from latency.celery import app
+        from probes.celery_app import site_app
 
-        app.worker_main(
+        site_app().worker_main(
             [
                 "worker",
                 "-Q",

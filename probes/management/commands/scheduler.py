@@ -14,6 +14,8 @@ class Command(BaseCommand):
         parser.add_argument("--loglevel", default="INFO")
 
     def handle(self, *args, **opts):
-        from latency.celery import app
+        from probes.celery_app import site_app
 
-        app.start(["beat", "-S", "probes.scheduling:SlotScheduler", "--max-interval", "1", "-l", opts["loglevel"]])
+        site_app().start(
+            ["beat", "-S", "probes.scheduling:SlotScheduler", "--max-interval", "1", "-l", opts["loglevel"]]
+        )

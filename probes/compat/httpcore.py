@@ -1,4 +1,5 @@
-"""httpcore's pool and connection, with HTTP/2's connection set-up made cheap.
+"""httpcore's private names (supported: httpcore >=1.0.9,<1.1), and its pool and connection with HTTP/2's
+connection set-up made cheap.
 
 When an HTTP/2 connection sends its preface, httpcore 1.0.9 makes a semaphore
 of 100 stream slots (our own SETTINGS' MAX_CONCURRENT_STREAMS) and then takes
@@ -19,8 +20,9 @@ not, they still exclude each other as before; a free lock just does not check
 for cancellation, which the next socket wait does.
 
 The names reached into (_init_lock, _max_streams, _max_streams_semaphore, ...)
-are httpcore 1.0.9's, pinned in pyproject.toml; the engine's HTTP/2 tests run
-through this path.
+are httpcore 1.0.9's; the engine's HTTP/2 tests run through this path. The
+engine's socket stream (probes.engine.netstream) reads a socket's state with
+httpcore's own helper, is_socket_readable, re-exported here.
 """
 
 from __future__ import annotations
@@ -30,9 +32,19 @@ import typing
 
 import anyio
 import httpcore
-from httpcore._async.http2 import HTTPConnectionState
-from httpcore._synchronization import AsyncLock, AsyncSemaphore, AsyncShieldCancellation
-from httpcore._trace import Trace
+
+from probes.compat import require
+
+# Checked before the private imports below, so a release that moved them fails with this message.
+MINIMUM, BELOW = "1.0.9", "1.1"
+VERSION = require("httpcore", MINIMUM, BELOW, module=__name__)
+
+from httpcore._async.http2 import HTTPConnectionState  # noqa: E402
+from httpcore._synchronization import AsyncLock, AsyncSemaphore, AsyncShieldCancellation  # noqa: E402
+from httpcore._trace import Trace  # noqa: E402
+from httpcore._utils import is_socket_readable  # noqa: E402
+
+__all__ = ["ConnectionPool", "HTTP2Connection", "HTTPConnection", "is_socket_readable"]
 
 logger = logging.getLogger("httpcore.http2")
 
