@@ -53,7 +53,7 @@ float8: rank.float_rank_agrees). It is read
   shorter than an hour, and time-series buckets that are not whole marked
   hours;
 - otherwise from merged histograms (probes.histogram: 2% log buckets from
-  0.01 to 3.6 million of the metric's unit, i.e. 0.01 ms to 1 h, or 0.01 to
+  0.01 to 3.6 million of the metric's unit, i.e. a hundredth of a millisecond to an hour, or 0.01 to
   3.6 million tok/s), where it is the geometric midpoint of the bucket
   holding the rank-th value: within sqrt(1.02) - 1 = 0.995% of the exact
   value (values under 0.01 read as 0). Raw rows at the edges of such a

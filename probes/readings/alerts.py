@@ -68,8 +68,8 @@ def window_calls(since: datetime, until: datetime, target_ids: list[int]) -> dic
     with connection.cursor() as cur:
         # Every region (the foreign key holds every row's) is named so the (target, region, started_at) index
         # can answer: on target and time alone the planner takes the BRIN index on started_at, which rows
-        # written into old pages' free space after a vacuum widen until it reads most of the table (10 M rows:
-        # 0.7 s instead of 0.04 s; bench/alerts.py).
+        # written into old pages' free space after a vacuum widen until it reads most of the table
+        # (docs/benchmarks.md, "Dashboard reads").
         params: dict = {"targets": list(target_ids)}
         window = started_in_params([(since, until)], params, "w")
         cur.execute(

@@ -19,7 +19,7 @@ from typing import Any
 
 from cachetools import LRUCache
 
-# About 50 MB of histogram buckets at most.
+# The most histogram buckets held at once: tens of megabytes of Python objects at most.
 BUDGET = 500_000
 
 

@@ -6,9 +6,9 @@ than reading the clock itself, so a test can pass time instead of waiting.
 
 Region status, one rule for the map, the region page, the API and the admin:
 - live:  a running worker's latest heartbeat is younger than
-         LATENCY_REGION_STALE_AFTER (default 60 s);
+         LATENCY_REGION_STALE_AFTER (default a minute);
 - stale: the newest running worker was heard within LATENCY_REGION_DARK_AFTER
-         (default 300 s), but not within the stale limit;
+         (default five minutes), but not within the stale limit;
 - dark:  anything else: no worker ever, every worker stopped, or silent
          for longer than the dark limit.
 
@@ -190,8 +190,8 @@ def missed_counts(
     scope = "mr.scheduled_for >= %s AND mr.scheduled_for < %s AND mr.target_id = ANY(%s) AND mr.region_id = ANY(%s)"
     with connection.cursor() as cur:
         # The slots of the missed runs in scope first: planning the anti-join opens every raw partition of the window
-        # (16 to 37 ms for 30 days on a new connection at bench/dashboard.py's 10 M rows, against 0.5 ms for this),
-        # and usually there is none; when there are, only the partitions of the days between the first and the last.
+        # (on a new connection, many times this statement; docs/benchmarks.md, "Dashboard reads"), and usually there
+        # is none; when there are, only the partitions of the days between the first and the last.
         cur.execute(f"SELECT min(mr.scheduled_for), max(mr.scheduled_for) FROM {missed} mr WHERE {scope}",
                     [since, until, targets, regions])  # fmt: skip
         first, last = cur.fetchone()

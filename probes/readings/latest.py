@@ -25,7 +25,7 @@ from probes.readings.summaries import phase_pieces
 TRAILING_WINDOWS: dict[str, timedelta] = {"5m": timedelta(minutes=5), "1h": timedelta(hours=1)}
 TRAILING_QUANTILES: tuple[float, ...] = (0.5, 0.95, 0.99)
 # The most TTFT values one target x region can have in the longest window for which window_quantiles' ranks are
-# proven exact: 277 a second for an hour, far above any schedule (ten probes every 10 s make 3,600).
+# proven exact: 277 a second for an hour, far above any schedule (ten probes every ten seconds make 3,600).
 TRAILING_SAMPLES_MAX = 1_000_000
 
 # The columns a last result is read with: the phase milestones and the exposed metrics, each once, in list order.
@@ -91,7 +91,8 @@ def latest_results(now: datetime | None = None) -> list[LatestResult]:
 
     Each pair's newest row is looked for in the last RECENT_FIRST (the few slot-time partitions of those days),
     and only for the pairs with none there, in a second statement, in the older ones: every statement over all
-    days' partitions costs their planning (tens of ms at 60 days), which a scrape every 10 s should not pay."""
+    days' partitions costs their planning, more with every day kept, which a scrape every few seconds should not
+    pay."""
     from probes.models import Measurement, MeasurementTally, Region, Target
 
     columns = ", ".join(f"m.{m.column}" for m in _LATEST_METRICS)
@@ -154,7 +155,7 @@ def window_quantiles(now: datetime) -> list[WindowQuantile]:
     params: dict = {
         # percentile_disc ranks in float8: exact for these quantiles up to TRAILING_SAMPLES_MAX values
         # (rank.float_rank_agrees; tests/metrics holds them to it). It sorts each pair's values on its own,
-        # where array_agg and a sort per pair cost a third more on a scrape of 6 x 15 pairs every 10 s.
+        # where array_agg and a sort per pair cost more on every scrape (docs/benchmarks.md, "Dashboard reads").
         "quantiles": list(TRAILING_QUANTILES),
     }
     picks = []

@@ -15,7 +15,7 @@ import numpy as np
 from probes.histogram import BUCKET_VALUES, BUCKETS, Histogram, _rank
 from probes.packed import ENTRY_BYTES, unpack
 
-# Groups summed at a time: a dense count array of CHUNK x BUCKETS float64 (about 2 MB) stays in the cache.
+# Groups summed at a time: a dense count array of CHUNK x BUCKETS float64 (a couple of megabytes) stays in the cache.
 CHUNK = 256
 
 

@@ -361,11 +361,11 @@ def marked_tiles(
 
 @contextmanager
 def reporting_reads() -> Iterator[None]:
-    """Run reads with PostgreSQL's JIT off, 32 MB of work_mem and pages
+    """Run reads with PostgreSQL's JIT off, more work_mem than the default and pages
     asked for ahead (settings.LATENCY_READ_IO_CONCURRENCY). Histogram
     merges are estimated expensive enough to trigger JIT, and compiling
     costs more per query than the queries themselves gain from it.
-    At the default 4 MB a month of the time series' expanded histograms
+    At the default work_mem a month of the time series' expanded histograms
     is sorted in temporary files, slower than in memory; the setting is per sort or hash and
     local to the read's transaction, as the others are."""
     with transaction.atomic():

@@ -38,15 +38,13 @@ def read_raw(
     Intervals of at most VALUES_MAX in all (a raw window; a long window's
     raw edges: its first partial hour and the current one), and any with
     raw_values, come back as each group's values, in bytes
-    (_read_raw_values): at 70,000 rows an hour in bench/dashboard.py's
-    hundred million rows, that is about 8 bytes a value to send. Longer ones
+    (_read_raw_values): 8 bytes a value to send. Longer ones
     (hours not rolled up yet, after an outage or on a new installation) are
     counted into histogram buckets in SQL (the rollups' width_bucket over
     probes.histogram.SQL_EDGES, which is bucket_index exactly), so only one
     row per (group, metric, bucket) comes back, however many rows they hold.
-    On 6 hours at 10 M rows (40,000 rows), grouped by region, TTFT and
-    connect: 38 against 79 ms; by region and target, TTFT: 48 against 117
-    ms (medians of 7, on a busy machine)."""
+    On a raw window, reading the values took less time than counting them
+    in SQL (docs/benchmarks.md, "Dashboard reads")."""
     if not intervals:
         return
     if raw_values or sum((b - a for a, b, *_ in intervals), timedelta(0)) <= VALUES_MAX:
@@ -63,8 +61,7 @@ def read_raw(
     table = Measurement._meta.db_table
     # One scan: each row counted once as itself (metric -1: samples and errors) and once per metric with a
     # value (its bucket). Two statements, one for the counts and one for the buckets, read the same rows
-    # twice: 45 to 55 against about 30 ms for the 12,600 edge rows of the table of every target over 24 h at
-    # 10 M rows, and at 100 M such edges are most of an every-target read.
+    # twice, and at 100 M rows a long window's raw edges are most of an every-target read.
     pairs = ", ".join(["(-1, NULL::float8)", *(f"({i}, {BY_NAME[m].column})" for i, m in enumerate(metrics))])
     counts: dict[tuple, dict[int, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
     with connection.cursor() as cur:
@@ -105,8 +102,7 @@ def _read_raw_values(
     bytes (each column once, whether for a histogram, for raw_values or both); numpy reads the runs, buckets
     them (histograms_of_runs: every group's run of a column at once) and keeps each raw_values run, sorted, as
     its group's values. Reading the rows themselves through the ORM, one Python tuple each, was most of a raw
-    window's cost: the phases of every target over 6 hours at 10 M rows (40,000 rows, six columns) took about
-    400 ms that way."""
+    window's cost."""
     if not intervals:
         return
     columns = list(dict.fromkeys([*(BY_NAME[m].column for m in metrics), *raw_values]))
@@ -119,9 +115,9 @@ def _read_raw_values(
     g = ", ".join(group_by)
     n = len(group_by)
     # Each value as its 8 bytes (float8send: big-endian, bit for bit), one run per group and column, read by
-    # numpy as they are: parsing the values' text took about 400 ns a value, longer than the rest. Sorted in
-    # numpy, not by ORDER BY in the aggregates, which rules out hashing the groups: the rows were sorted by
-    # group first (on disk, at 40,000 rows), then each group's values once per column (110 against 60 ms).
+    # numpy as they are: parsing the values' text took longer than the rest. Sorted in numpy, not by ORDER BY
+    # in the aggregates, which rules out hashing the groups: the rows were sorted by group first (on disk, for
+    # a raw window of every target), then each group's values once per column.
     gathered = ", ".join(f"string_agg(float8send({c}), ''::bytea) FILTER (WHERE {c} IS NOT NULL)" for c in columns)
     with connection.cursor() as cur:
         cur.execute(

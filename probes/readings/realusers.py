@@ -43,8 +43,8 @@ from probes.rollups.periods import DAY, HOUR, floor_day, floor_hour
 REAL_PERCENTILES = ("p50", "p95")
 # "Near" a region: a user within this distance of the region's city. 300 km is a metro area and its
 # hinterland (Lagos to Ibadan, London to Birmingham) while keeping neighbouring regions' cities apart
-# (Frankfurt to Paris is 480 km); light in fiber covers it in 3 ms round trip, well under what the
-# panels compare.
+# (Frankfurt to Paris is 480 km); light in fiber covers it there and back in three milliseconds, well
+# under what the panels compare.
 NEAR_KM = 300.0
 
 

@@ -130,10 +130,8 @@ def rollup_counts(
     One statement: each group's histograms of a metric come back as the
     rows' stored bytes one after another (histograms_sql), summed per bucket
     by numpy (merge_histograms). Summing them in SQL instead (every entry
-    expanded, cast and grouped) cost two to three times as much at 10 M rows,
-    cold, when they were stored as jsonb: the days of the table of every
-    target over 30 days, 4,500 series and daily rows of about 55 entries
-    each, 300 against 130 ms."""
+    expanded, cast and grouped) cost much more, when they were stored as
+    jsonb (docs/benchmarks.md, "Dashboard reads")."""
     metrics = list(metrics)
     if not (plan.hours or plan.days or plan.blocks or plan.spans):
         return RolledCounts([], np.zeros((0, 2), dtype=np.int64), {})
@@ -148,8 +146,7 @@ def rollup_counts(
             # minutes, a late row's) writes new row versions wherever there is room. The planner, seeing `hour`
             # in step with the heap (ANALYZE's correlation, true of the older hours), costs an index scan over an
             # hour range as if it read their pages in order, and then visits a page per row. A bitmap scan visits
-            # each page once: the table of every target over 24 h at 10 M rows, a median 151 against 83 ms in
-            # process. Local to the read's transaction (plan.reporting_reads), and set back below.
+            # each page once. Local to the read's transaction (plan.reporting_reads), and set back below.
             cur.execute("SET LOCAL enable_indexscan = off")
         cur.execute(f"SELECT {g}, sum(samples), sum(errors){arrays} FROM ({rows_sql}) r GROUP BY {g}", params)
         records = cur.fetchall()
@@ -165,7 +162,7 @@ def rollup_counts(
     return RolledCounts(groups, totals, hists)
 
 
-# Groups merged into one dense array at most (8 bytes x BUCKETS each: 32 MB); more are merged one by one.
+# Groups merged into one dense array at most (8 bytes x BUCKETS each, a bounded array); more are merged one by one.
 DENSE_GROUPS_MAX = 4000
 
 
@@ -180,8 +177,7 @@ def dense_counts(datas: list[bytes | None]) -> np.ndarray | None:
         return None
     group, index, count = parsed
     # Summed as int64 in place: bincount's float64 array of every bucket, converted afterwards, was two arrays of
-    # N x BUCKETS to write, and a new process's first read paid for their fresh pages (the table of every target
-    # over 7 d at 10 M rows, cold: 12 against 6 ms for its three parts).
+    # N x BUCKETS to write, and a new process's first read paid for their fresh pages.
     summed = np.zeros(len(datas) * BUCKETS, dtype=np.int64)
     np.add.at(summed, group * BUCKETS + index, count)
     return summed.reshape(len(datas), BUCKETS)
@@ -221,13 +217,11 @@ def _series_sql(
     The histograms are merged and picked in Python (_run_series), from the
     rows' stored bytes gathered into one value per bucket and region (numpy
     reads them as they are): expanding every entry in SQL, sorting them
-    and running two window sums over them for the nearest rank took about
-    twice as long (a 30-day series at 10 M rows, in process with nothing
-    cached: every target 391 against 192 ms, one target 232 against 131 ms;
-    the same values)."""
+    and running two window sums over them for the nearest rank took longer
+    for the same values (docs/benchmarks.md, "Dashboard reads")."""
     # Times come back as integers (a bucket's start in whole seconds, at in microseconds) and are made
-    # datetimes in Python (_run_series): Django's timestamptz loader is Python, about 5 microseconds a value,
-    # and a 7-day series of every target returns some 5,000 of them.
+    # datetimes in Python (_run_series): Django's timestamptz loader is Python, run once a value, and a 7-day
+    # series of every target returns some 5,000 of them.
     bucket = f"extract(epoch FROM date_bin(%(size)s, r.{time_column}, %(origin)s))::int8"
     raw_bucket = "extract(epoch FROM date_bin(%(size)s, m.started_at, %(origin)s))::int8"
     raw_totals = ""

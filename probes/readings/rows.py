@@ -16,8 +16,8 @@ _HISTOGRAM_NAMES = frozenset(m.name for m in HISTOGRAM)
 class _Hists(dict[str, Histogram]):
     """A reading's histograms by metric, each made empty when first asked for by [], so a reading holds only
     the ones it was given or asked for: a table of every target makes 900 readings of one metric each, 7,200
-    empty histograms when all eight were made for each (the table over 24 h at 10 M rows: a median 178
-    against 158 ms, medians of 12; within the noise over 30 days). get() of one never made is None."""
+    empty histograms when all eight were made for each (docs/benchmarks.md, "Dashboard reads"). get() of one
+    never made is None."""
 
     __slots__ = ()
 

@@ -29,7 +29,7 @@ DEFAULT_METRIC = "ttft"
 UNITS = {m.name: m.unit for m in metrics.SELECTABLE}
 MAX_WINDOW = timedelta(days=400)
 # Up to here raw rows are few enough to read directly (one target from 15
-# regions is ~7,000 rows in 6 h), and exact beats merged histograms.
+# regions makes ~7,000 of them in 6 h), and exact beats merged histograms.
 RAW_MAX = timedelta(hours=6)
 TPS = "tokens_per_s"
 

@@ -4,10 +4,9 @@ of days (probes.rollups.series_blocks) and inside a day (probes.rollups.hour_blo
 Why not in SQL: a stored histogram (probes.packed) is bytes, and SQL can only sum two of them bucket by bucket by
 expanding every entry with get_byte and grouping the entries again. Here PostgreSQL only reads each block's rows, their
 histograms one after another as readers read them (probes.readings.rollup), and sums the counts and the outcomes;
-numpy sums the entries of all the blocks of a column at once (merged), and the rows go back with COPY. At
-bench/dashboard.py's 10 M rows, on one core, with the same rows written to the byte: the series blocks of 61 days
-(series_blocks.rebuild_series_range) took 8.5 s against 46.2 s in SQL, the region blocks of two days' rebuilds
-0.21 s against 0.90 s.
+numpy sums the entries of all the blocks of a column at once (merged), and the rows go back with COPY. With the same
+rows written to the byte, the series blocks of days (series_blocks.rebuild_series_range) and the region blocks of a
+rebuild take a fraction of their time in SQL (docs/benchmarks.md, "Rollup builds").
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ from probes.slot_time import slot_bounds
 
 
 def _daily_merge_sql(hourly: str, daily: str) -> str:
-    # Merged in SQL: one pass over at most 24 rows per probe and region, no
+    # Merged in SQL: one pass over at most a day's hourly rows per probe and region, no
     # histogram read into Python.
     def merged(column: str) -> str:
         return (
@@ -150,9 +150,9 @@ def _hourly_sql(with_day: bool = False) -> str:
     The region rollups' 1 h blocks of the hours (probes.rollups.ladder) are a
     third grouping set, (region, hour), written by the same statement: merging
     the hours' histograms into them afterwards (in SQL, entry by entry) cost
-    more than this whole statement's SELECT (5.8 s against 2.9 s on a day of
-    bench/dashboard.py's rows, on a busy machine), counting them here about a
-    third of it. A region group has no probe (NULL) and no percentile cells, nor has a day group."""
+    more than this whole statement's SELECT, counting them here only part of
+    it (docs/benchmarks.md, "Rollup builds"). A region group has no probe
+    (NULL) and no percentile cells, nor has a day group."""
     from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup
 
     raw = Measurement._meta.db_table
@@ -342,11 +342,11 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
         versions = read_versions(hours)
         cut = take_cut()
         with connection.cursor() as cur:
-            # The day's rows are sorted by series and hour in memory (27 MB
-            # at 166k rows a day) instead of in a merge on disk, as at the
-            # default 4 MB. JIT off: on and off were within the noise on a
-            # day of bench/rollup.py's rows, and off costs no compile on
-            # the small current-hour rebuilds. (Parallel workers cannot
+            # The day's rows are sorted by series and hour in memory
+            # instead of in a merge on disk, as at the default work_mem.
+            # JIT off: on and off were within the noise on a day of
+            # bench/rollup.py's rows, and off costs no compile on the
+            # small current-hour rebuilds. (Parallel workers cannot
             # help: PostgreSQL never runs an INSERT's SELECT in parallel;
             # rebuild_range runs days side by side instead.)
             cur.execute("SET LOCAL work_mem = '128MB'")
@@ -396,8 +396,8 @@ def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: 
         # The day's rows are read only while all its hours are marked
         # (probes.readings.plan), so they are merged only by the rebuild that
         # leaves it so: the current hour's rebuild every few minutes, and each
-        # ended hour's but the day's last, merged its day for nothing (1.2 of
-        # the 1.4 s an hour's rebuild took at 10 M rows). The rows the whole
+        # ended hour's but the day's last, merged its day for nothing (most
+        # of an hour's rebuild). The rows the whole
         # day's statement wrote are the merge of its hours unless some hour
         # kept rollups it did not write (raw rows pruned).
         if daily and ends_complete and not (with_day and with_rollups <= set(written)):

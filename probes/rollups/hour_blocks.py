@@ -3,7 +3,7 @@ hours (periods.SERIES_HOUR_GRAINS), kept in SeriesRollup beside the blocks of da
 
 Why: a window read per series (the table of every target: 900 series at bench/dashboard.py's size) takes its
 complete days from daily rows and day blocks, but the hours at its two ends, before its first complete day and after
-its last, from hourly rows: up to 46 rows per series, 20,000 to 41,000 rows for the table of every target. With
+its last, from hourly rows: up to 46 of them per series, 20,000 to 41,000 for the table of every target. With
 these blocks an end is at most 2 hours, 3 blocks of 3 h and one of 12 h. The time series of named targets over 7 and
 30 days (3 h and 12 h buckets) reads one block per series and bucket instead of 3 or 12 hourly rows (10,800 for one
 target over 30 days at 100 M rows); a block's sample_seconds gives its point the `at` its hours would.
@@ -20,9 +20,8 @@ A block counts a probe re-pointed at another target during it under the target o
 counts its day (build._daily_merge_sql).
 
 Merged in Python with numpy (probes.rollups.block_merge.merged), as readers merge (probes.readings.rollup), not in
-SQL: expanding a day's hourly histograms entry by entry with get_byte took 3.7 s for its 3 h blocks and 2.8 s more for
-its 12 h ones at bench/dashboard.py's 10 M rows, against 1.0 to 1.4 s for both here (all three beside a 100 M-row
-load). They still cost a full rollup of those 10 M rows about a quarter more (172 s against 135 s on one machine).
+SQL: expanding a day's hourly histograms entry by entry with get_byte took several times as long as both grains take
+here. They still make a full rollup dearer (docs/benchmarks.md, "Rollup builds").
 Unlike block_merge.merge_blocks, which merges one grain from the grain below it, the hourly rows are read once for
 both grains: each 3 h group counts into its 3 h block and its 12 h block.
 """

@@ -14,8 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("probes", "latency", "devtools")
-# The rollup and read packages get the same treatment in their own rewrite (issue 46); drop these once it lands.
-NOT_YET = ("probes/rollups/", "probes/rollup_models.py", "probes/readings/")
+NOT_YET: tuple[str, ...] = ()
 
 UNIT = r"(?:ms|µs|us|ns|microseconds?|milliseconds?|s|sec|seconds?|[KMGT]i?B|kB|rows?(?:/s)?|/s|buffers|page faults)"
 FIGURE = re.compile(
