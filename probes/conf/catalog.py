@@ -363,8 +363,9 @@ SETTINGS: tuple[Setting, ...] = (
     # --- Real users ------------------------------------------------------------------------------------------
     Setting(
         "LATENCY_GEOIP_DATABASE", "str", "",
-        "Path to a GeoIP2/GeoLite2/DB-IP City .mmdb file; without it real users are not placed. Read offline, "
-        "never a network lookup.",
+        "Path to a GeoIP2/GeoLite2/DB-IP City .mmdb file; without it real users are not placed by their address. "
+        "Read offline, never a network lookup; docs/guides/real-users-geoip.md says where a free, current one comes "
+        "from (DB-IP IP to City Lite, or MaxMind GeoLite2 City).",
         (SITE,), REAL_USERS, example="/var/lib/latency-atlas/dbip-city-lite.mmdb",
     ),
     Setting(
