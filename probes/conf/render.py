@@ -145,10 +145,10 @@ def site_env_example() -> str:
 def region_env_example() -> str:
     header = [
         "# /etc/latency-atlas/region.env: the environment of a region worker (latency-region@SLUG), on a host in",
-        "# the region (or on the central host). Only the worker is installed there (requirements/worker.txt, then the",
-        "# package with pip install --no-deps: no Django, no database driver; docs/guides/add-a-region.md): the broker,",
-        "# the region's credential and the providers' keys. No DATABASE_URL, no SECRET_KEY: a region host never sees",
-        "# either.",
+        "# the region (or on the central host). Only the worker is installed there (requirements/worker.txt,",
+        "# then the package with pip install --no-deps: no Django, no database driver; see",
+        "# docs/guides/add-a-region.md): the broker, the region's credential and the providers' keys.",
+        "# No DATABASE_URL, no SECRET_KEY: a region host never sees either.",
         "#   install -m 0640 -o root -g latency deploy/region.env.example /etc/latency-atlas/region.env",
         "# Settings for one region only go in /etc/latency-atlas/region-SLUG.env (read after this file).",
         "# Generated from " + GENERATED + ";",
