@@ -1,7 +1,8 @@
 """A region host as it will run: the wheel, built once per session and installed in a fresh virtual
-environment in a temporary folder, started there with only a broker URL, its CA and the region's
-credential in its environment (no settings module, no database URL, no secret key, no PYTHONPATH), over
-a TLS Redis with a password or a RabbitMQ vhost with a user per region (devtools/brokers.py).
+environment in a temporary folder from a wheelhouse (no package index), started there with only a broker
+URL, its CA and the region's credential in its environment (no settings module, no database URL, no secret
+key, no PYTHONPATH), over a TLS Redis with a password or a RabbitMQ vhost with a user per region
+(devtools/brokers.py).
 
 The central side (ingest worker, scheduler) is the suite's own `pipeline` (tests/conftest.py), pointed
 at the same broker; its channel layer and slot keys stay on the suite's plain Redis."""
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools import wheelhouse
 from devtools.brokers import RabbitVhost, TlsRedis, Unavailable
 from tests.support import ROOT, Proc, wait_for
 
@@ -76,14 +78,14 @@ def _run(args: list, cwd: Path) -> None:
 
 @pytest.fixture(scope="session")
 def region_host(tmp_path_factory) -> RegionHost:
-    """Build the wheel (with build isolation: the venv's own setuptools is older than pyproject.toml's
-    license field needs), install it from the package registry into a new venv, once per session."""
+    """A new venv with the checkout's wheel installed as a region host installs it, once per session, from a
+    wheelhouse built from the checkout and this environment (devtools/wheelhouse.py): no test needs the network."""
     root = tmp_path_factory.mktemp("region-host")
-    wheels = root / "wheel"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheels, ROOT], cwd=root)
-    (wheel,) = wheels.glob("latency_atlas-*.whl")
+    wheels = root / "wheelhouse"
+    requirement = wheelhouse.build(ROOT, wheels)
     _run([sys.executable, "-m", "venv", root / "venv"], cwd=root)
-    _run([root / "venv" / "bin" / "python", "-m", "pip", "install", "--quiet", wheel], cwd=root)
+    pip = [root / "venv" / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-index", "--find-links", wheels]
+    _run([*pip, requirement], cwd=root)
     return RegionHost(root=root, venv=root / "venv")
 
 
