@@ -175,10 +175,20 @@ def _database_url(settings_dict: dict, host: str | None = None, port: int | None
     return f"postgres://{auth}{h}{':' + str(p) if p else ''}/{settings_dict['NAME']}"
 
 
-def running_site(request, settings, test_redis_url: str, tmp_path, *, channel: str, collect_static: bool = True):
+def running_site(
+    request,
+    settings,
+    test_redis_url: str,
+    tmp_path,
+    *,
+    channel: str,
+    collect_static: bool = True,
+    static_root: Path | None = None,
+):
     """The site on a real uvicorn over the test database, sharing this process's channel layer (under the prefix
     `<LATENCY_CHANNEL_PREFIX>-<channel>`). `@pytest.mark.asgi_env(NAME="value")` on a test adds to the server's
-    environment; a failed test prints the server's log. A generator, for fixtures to `yield from`."""
+    environment; a failed test prints the server's log. A generator, for fixtures to `yield from`. static_root:
+    static files collected already (the `collected_static` fixture), served instead of collecting them again."""
     from channels.layers import channel_layers
     from django.db import connection
 
@@ -195,6 +205,9 @@ def running_site(request, settings, test_redis_url: str, tmp_path, *, channel: s
         "LATENCY_PUBLIC_DASHBOARD": "false",
         "LATENCY_PRODUCTION": "false",
     }
+    if static_root is not None:
+        env["STATIC_ROOT"] = str(static_root)
+        collect_static = False
     marker = request.node.get_closest_marker("asgi_env")
     if marker is not None:
         env.update(marker.kwargs)
@@ -208,6 +221,26 @@ def running_site(request, settings, test_redis_url: str, tmp_path, *, channel: s
         if rep is not None and rep.failed:
             print(f"===== uvicorn log =====\n{server.log()}")
         channel_layers.backends = {}
+
+
+@pytest.fixture(scope="session")
+def collected_static(tmp_path_factory) -> Path:
+    """`collectstatic` once for the session (a copy: a snapshot, safe from edits while the suite runs), for the
+    sites the tests start to serve: collecting again for each one cost seconds a test."""
+    import subprocess
+    import sys
+
+    from tests.support import ROOT
+
+    root = tmp_path_factory.mktemp("static")
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=ROOT,
+        env={**os.environ, "STATIC_ROOT": str(root)},
+        check=True,
+        timeout=300,
+    )
+    return root
 
 
 class Pipeline:
