@@ -263,6 +263,8 @@ class Pipeline:
             broker_transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS,
         )
         self.procs = []
+        # Region workers, which start_scheduler lets come up first.
+        self.region_workers: list[Proc] = []
 
     def env(self, **extra) -> dict[str, str]:
         env = {
@@ -303,14 +305,28 @@ class Pipeline:
         if "LATENCY_REGION_KEY" not in env:
             for one in slugs:
                 env.setdefault(key_variable(one) if len(slugs) > 1 else "LATENCY_REGION_KEY", self.region_key(one))
-        return self.start(
+        proc = self.start(
             "region_worker", "--region", slug, "--concurrency", "20", "--hello-timeout", str(hello_timeout), **env
         )
+        self.region_workers.append(proc)
+        return proc
 
     def start_ingest(self, **env) -> Proc:
         return self.start("ingest_worker", **env)
 
     def start_scheduler(self, **env) -> Proc:
+        """`manage.py scheduler`, once the region workers started so far are consuming (or have exited). The
+        scheduler publishes the slot under way at once, which may have begun almost an interval before; a worker
+        still starting up took it too late, skipped it as stale, and the test waited a whole interval for the
+        next slot."""
+        from tests.support import wait_for
+
+        for proc in self.region_workers:
+            wait_for(
+                lambda proc=proc: " ready." in proc.log() or proc.popen.poll() is not None,
+                120,
+                message=f"{proc.args[0]} to be ready before the scheduler starts",
+            )
         return self.start("scheduler", **env)
 
     def queue_length(self, name: str) -> int:
@@ -320,6 +336,8 @@ class Pipeline:
         return "\n".join(f"===== {p.args} =====\n{p.log()}" for p in self.procs)
 
     def close(self) -> None:
+        for p in self.procs:
+            p.terminate()
         for p in self.procs:
             p.stop()
         self.app.close()

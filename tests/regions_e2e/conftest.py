@@ -9,7 +9,9 @@ at the same broker; its channel layer and slot keys stay on the suite's plain Re
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -80,13 +82,23 @@ def _run(args: list, cwd: Path) -> None:
 def region_host(tmp_path_factory) -> RegionHost:
     """A new venv with the checkout's wheel installed as a region host installs it, once per session, from a
     wheelhouse built from the checkout and this environment (devtools/wheelhouse.py): no test needs the network."""
-    root = tmp_path_factory.mktemp("region-host")
-    wheels = root / "wheelhouse"
-    requirement = wheelhouse.build(ROOT, wheels)
-    _run([sys.executable, "-m", "venv", root / "venv"], cwd=root)
-    pip = [root / "venv" / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-index", "--find-links", wheels]
-    _run([*pip, requirement], cwd=root)
-    return RegionHost(root=root, venv=root / "venv")
+    # Under pytest-xdist each worker is a session of its own: the run's workers share its temporary root, and
+    # the first to get here builds the venv for all of them; the folder the workers run in is each session's own.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    built = shared / "region-host-venv"
+    with open(shared / "region-host.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (built / "ready").exists():
+            shutil.rmtree(built, ignore_errors=True)
+            built.mkdir()
+            wheels = built / "wheelhouse"
+            requirement = wheelhouse.build(ROOT, wheels)
+            _run([sys.executable, "-m", "venv", built / "venv"], cwd=built)
+            pip = [built / "venv" / "bin" / "python", "-m", "pip", "install", "-q", "--no-index"]
+            _run([*pip, "--find-links", wheels, requirement], cwd=built)
+            (built / "ready").touch()
+    return RegionHost(root=tmp_path_factory.mktemp("region-host"), venv=built / "venv")
 
 
 @pytest.fixture
@@ -145,12 +157,15 @@ class Fleet:
         )
         self.workers.append(proc)
         self.pipeline.procs.append(proc)
+        self.pipeline.region_workers.append(proc)
         return proc
 
     def region_url(self, slug: str) -> str:
         raise NotImplementedError
 
     def stop_workers(self) -> None:
+        for proc in self.workers:
+            proc.terminate()
         for proc in self.workers:
             proc.stop()
 
