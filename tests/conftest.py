@@ -323,7 +323,8 @@ class Pipeline:
 
         for proc in self.region_workers:
             wait_for(
-                lambda proc=proc: " ready." in proc.log() or proc.popen.poll() is not None,
+                # The whole log: a worker that has run for a while has logged past what log() returns.
+                lambda proc=proc: b" ready." in proc.log_path.read_bytes() or proc.popen.poll() is not None,
                 120,
                 message=f"{proc.args[0]} to be ready before the scheduler starts",
             )

@@ -95,7 +95,9 @@ def region_host(tmp_path_factory) -> RegionHost:
             wheels = built / "wheelhouse"
             requirement = wheelhouse.build(ROOT, wheels)
             _run([sys.executable, "-m", "venv", built / "venv"], cwd=built)
-            pip = [built / "venv" / "bin" / "python", "-m", "pip", "install", "-q", "--no-index"]
+            # --no-compile: byte-compiling every module of every package cost as much CPU as the rest of the
+            # install, for the few modules a worker imports (compiled on their first import).
+            pip = [built / "venv" / "bin" / "python", "-m", "pip", "install", "-q", "--no-index", "--no-compile"]
             _run([*pip, "--find-links", wheels, requirement], cwd=built)
             (built / "ready").touch()
     return RegionHost(root=tmp_path_factory.mktemp("region-host"), venv=built / "venv")
@@ -112,12 +114,20 @@ def tls_redis(tmp_path) -> TlsRedis:
     broker.stop()
 
 
-@pytest.fixture
-def rabbitmq() -> RabbitVhost:
+@pytest.fixture(scope="session")
+def rabbitmq_unavailable() -> str | None:
+    """Why the machine's RabbitMQ cannot be used, asked once (rabbitmqctl status costs seconds), or None."""
     try:
         RabbitVhost.check_available()
     except Unavailable as exc:
-        pytest.skip(str(exc))
+        return str(exc)
+    return None
+
+
+@pytest.fixture
+def rabbitmq(rabbitmq_unavailable) -> RabbitVhost:
+    if rabbitmq_unavailable:
+        pytest.skip(rabbitmq_unavailable)
     vhost = RabbitVhost().create()
     yield vhost
     vhost.remove()
