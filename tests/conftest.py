@@ -182,10 +182,20 @@ def _database_url(settings_dict: dict, host: str | None = None, port: int | None
     return f"postgres://{auth}{h}{':' + str(p) if p else ''}/{settings_dict['NAME']}"
 
 
-def running_site(request, settings, test_redis_url: str, tmp_path, *, channel: str, collect_static: bool = True):
+def running_site(
+    request,
+    settings,
+    test_redis_url: str,
+    tmp_path,
+    *,
+    channel: str,
+    collect_static: bool = True,
+    static_root: Path | None = None,
+):
     """The site on a real uvicorn over the test database, sharing this process's channel layer (under the prefix
     `<LATENCY_CHANNEL_PREFIX>-<channel>`). `@pytest.mark.asgi_env(NAME="value")` on a test adds to the server's
-    environment; a failed test prints the server's log. A generator, for fixtures to `yield from`."""
+    environment; a failed test prints the server's log. A generator, for fixtures to `yield from`. static_root:
+    static files collected already (the `collected_static` fixture), served instead of collecting them again."""
     from channels.layers import channel_layers
     from django.db import connection
 
@@ -202,6 +212,9 @@ def running_site(request, settings, test_redis_url: str, tmp_path, *, channel: s
         "LATENCY_PUBLIC_DASHBOARD": "false",
         "LATENCY_PRODUCTION": "false",
     }
+    if static_root is not None:
+        env["STATIC_ROOT"] = str(static_root)
+        collect_static = False
     marker = request.node.get_closest_marker("asgi_env")
     if marker is not None:
         env.update(marker.kwargs)
@@ -215,6 +228,26 @@ def running_site(request, settings, test_redis_url: str, tmp_path, *, channel: s
         if rep is not None and rep.failed:
             print(f"===== uvicorn log =====\n{server.log()}")
         channel_layers.backends = {}
+
+
+@pytest.fixture(scope="session")
+def collected_static(tmp_path_factory) -> Path:
+    """`collectstatic` once for the session (a copy: a snapshot, safe from edits while the suite runs), for the
+    sites the tests start to serve: collecting again for each one cost seconds a test."""
+    import subprocess
+    import sys
+
+    from tests.support import ROOT
+
+    root = tmp_path_factory.mktemp("static")
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=ROOT,
+        env={**os.environ, "STATIC_ROOT": str(root)},
+        check=True,
+        timeout=300,
+    )
+    return root
 
 
 class Pipeline:
@@ -237,6 +270,8 @@ class Pipeline:
             broker_transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS,
         )
         self.procs = []
+        # Region workers, which start_scheduler lets come up first.
+        self.region_workers: list[Proc] = []
 
     def env(self, **extra) -> dict[str, str]:
         env = {
@@ -277,14 +312,29 @@ class Pipeline:
         if "LATENCY_REGION_KEY" not in env:
             for one in slugs:
                 env.setdefault(key_variable(one) if len(slugs) > 1 else "LATENCY_REGION_KEY", self.region_key(one))
-        return self.start(
+        proc = self.start(
             "region_worker", "--region", slug, "--concurrency", "20", "--hello-timeout", str(hello_timeout), **env
         )
+        self.region_workers.append(proc)
+        return proc
 
     def start_ingest(self, **env) -> Proc:
         return self.start("ingest_worker", **env)
 
     def start_scheduler(self, **env) -> Proc:
+        """`manage.py scheduler`, once the region workers started so far are consuming (or have exited). The
+        scheduler publishes the slot under way at once, which may have begun almost an interval before; a worker
+        still starting up took it too late, skipped it as stale, and the test waited a whole interval for the
+        next slot."""
+        from tests.support import wait_for
+
+        for proc in self.region_workers:
+            wait_for(
+                # The whole log: a worker that has run for a while has logged past what log() returns.
+                lambda proc=proc: b" ready." in proc.log_path.read_bytes() or proc.popen.poll() is not None,
+                120,
+                message=f"{proc.args[0]} to be ready before the scheduler starts",
+            )
         return self.start("scheduler", **env)
 
     def queue_length(self, name: str) -> int:
@@ -294,6 +344,8 @@ class Pipeline:
         return "\n".join(f"===== {p.args} =====\n{p.log()}" for p in self.procs)
 
     def close(self) -> None:
+        for p in self.procs:
+            p.terminate()
         for p in self.procs:
             p.stop()
         self.app.close()
@@ -392,6 +444,31 @@ def test_broker(test_redis_url, settings):
     finally:
         drop_pools()
         r.close()
+
+
+# --- a region host's venv -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def region_host_venv(tmp_path_factory) -> Path:
+    """A venv as a region host installs it (requirements/worker.txt, then the checkout's wheel with --no-deps), from a
+    wheelhouse built offline from the checkout and this environment (devtools/wheelhouse.py): no test needs the
+    network. Built once per run: under pytest-xdist the workers share the run's temporary root, and the first to
+    get here builds it for all of them."""
+    import fcntl
+
+    from devtools import wheelhouse
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    built = shared / "region-host-venv"
+    with open(shared / "region-host.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (built / "ready").exists():
+            shutil.rmtree(built, ignore_errors=True)
+            wheelhouse.worker_venv(built / "venv", wheelhouse.build(built / "wheelhouse"))
+            (built / "ready").touch()
+    return built / "venv"
 
 
 # --- notification receivers (devtools/receivers.py): real sockets on loopback ---

@@ -1,6 +1,6 @@
 """A region host installs requirements/worker.txt and then the package with --no-deps (deploy/README.md): that
-venv runs `latency-atlas worker` and has neither Django nor a database driver. Built here exactly so, from a
-wheelhouse (`make worker-wheelhouse`, downloaded once) with --no-index: no network while it runs."""
+venv runs `latency-atlas worker` and has neither Django nor a database driver. Built exactly so, from a
+wheelhouse made offline from the checkout and this environment (tests/conftest.py, devtools/wheelhouse.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ import subprocess
 import pytest
 
 from devtools.embedded import free_port
-from devtools.wheelhouse import ensure_wheelhouse, worker_venv
-from tests.support import ROOT
 
 
 @pytest.fixture(scope="module")
-def worker_python(tmp_path_factory):
-    wheelhouse = ensure_wheelhouse(ROOT / "var" / "wheelhouse")
-    return worker_venv(tmp_path_factory.mktemp("region-host") / "venv", wheelhouse)
+def worker_python(region_host_venv):
+    return region_host_venv / "bin" / "python"
 
 
 def _run(args, cwd, **env):

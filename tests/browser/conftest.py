@@ -14,8 +14,9 @@ Fixtures of the tests in this folder:
 - `asgi_server`: uvicorn serving latency.asgi:application from a subprocess, on the pytest test database (data
   must be committed: the fixture uses `transactional_db`) and the suite's test Redis database, with the same
   channel-layer prefix as this process, so probes.live.broadcast() here reaches the browsers there. Static files
-  are collected (copied: a snapshot, safe from edits while it runs) into a temporary STATIC_ROOT first, as
-  `make demo` does. `@pytest.mark.asgi_env(NAME="value")` adds to the server's environment.
+  are collected (copied: a snapshot, safe from edits while it runs) into a temporary STATIC_ROOT once per
+  session (`collected_static`), as `make demo` does. `@pytest.mark.asgi_env(NAME="value")` adds to the server's
+  environment.
 
 The plain parts (`launch_chromium()`, the page recorder, `UvicornServer`, `login()`, `wait_until()`) live in
 devtools/harness.py, shared with bench/; this module keeps what is pytest-specific.
@@ -96,9 +97,11 @@ def browser_page(request, tmp_path):
 
 
 @pytest.fixture
-def asgi_server(transactional_db, test_redis_url, settings, tmp_path, request):
+def asgi_server(transactional_db, test_redis_url, settings, tmp_path, request, collected_static):
     """The site on a real uvicorn, reading the test database and sharing this process's channel layer;
     @pytest.mark.asgi_env(NAME="value") sets the server's settings, such as the demo's banner."""
     from tests.conftest import running_site
 
-    yield from running_site(request, settings, test_redis_url, tmp_path, channel="browser")
+    yield from running_site(
+        request, settings, test_redis_url, tmp_path, channel="browser", static_root=collected_static
+    )

@@ -4,6 +4,7 @@ refused there, and the worker prints the reason in one line and exits 78."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from probes.fleet import central
@@ -27,13 +28,15 @@ def test_an_unknown_region_another_regions_credential_and_a_retired_one_are_refu
     issue_key(oslo, overlap=timedelta(0))  # rotated: the old key ends now
     region_host.ingest()
 
-    line = refusal(region_host, "test-cli-nowhere", lagos_key)
-    assert "region test-cli-nowhere does not exist on this site" in line
+    # Three workers of their own, started side by side (each takes seconds to start and be answered).
+    with ThreadPoolExecutor() as pool:
+        nowhere = pool.submit(refusal, region_host, "test-cli-nowhere", lagos_key)
+        foreign = pool.submit(refusal, region_host, "test-cli-oslo", lagos_key)
+        retired = pool.submit(refusal, region_host, "test-cli-oslo", old_oslo_key)
 
-    line = refusal(region_host, "test-cli-oslo", lagos_key)
-    assert "belongs to region test-cli-lagos, not to test-cli-oslo" in line
-
-    line = refusal(region_host, "test-cli-oslo", old_oslo_key)
+    assert "region test-cli-nowhere does not exist on this site" in nowhere.result()
+    assert "belongs to region test-cli-lagos, not to test-cli-oslo" in foreign.result()
+    line = retired.result()
     assert "retired" in line and "test-cli-oslo" in line
 
 

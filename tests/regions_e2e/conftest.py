@@ -1,7 +1,8 @@
 """A region host as it will run: the wheel, built once per session and installed in a fresh virtual
-environment in a temporary folder, started there with only a broker URL, its CA and the region's
-credential in its environment (no settings module, no database URL, no secret key, no PYTHONPATH), over
-a TLS Redis with a password or a RabbitMQ vhost with a user per region (devtools/brokers.py).
+environment in a temporary folder from a wheelhouse (no package index), started there with only a broker
+URL, its CA and the region's credential in its environment (no settings module, no database URL, no secret
+key, no PYTHONPATH), over a TLS Redis with a password or a RabbitMQ vhost with a user per region
+(devtools/brokers.py).
 
 The central side (ingest worker, scheduler) is the suite's own `pipeline` (tests/conftest.py), pointed
 at the same broker; its channel layer and slot keys stay on the suite's plain Redis."""
@@ -75,16 +76,10 @@ def _run(args: list, cwd: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def region_host(tmp_path_factory) -> RegionHost:
-    """Build the wheel (with build isolation: the venv's own setuptools is older than pyproject.toml's
-    license field needs), install it from the package registry into a new venv, once per session."""
-    root = tmp_path_factory.mktemp("region-host")
-    wheels = root / "wheel"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheels, ROOT], cwd=root)
-    (wheel,) = wheels.glob("latency_atlas-*.whl")
-    _run([sys.executable, "-m", "venv", root / "venv"], cwd=root)
-    _run([root / "venv" / "bin" / "python", "-m", "pip", "install", "--quiet", wheel], cwd=root)
-    return RegionHost(root=root, venv=root / "venv")
+def region_host(tmp_path_factory, region_host_venv) -> RegionHost:
+    """The region host's venv (tests/conftest.py: built once per run, as a region host installs it, offline) with a
+    folder of this session's own to run in."""
+    return RegionHost(root=tmp_path_factory.mktemp("region-host"), venv=region_host_venv)
 
 
 @pytest.fixture
@@ -98,12 +93,20 @@ def tls_redis(tmp_path) -> TlsRedis:
     broker.stop()
 
 
-@pytest.fixture
-def rabbitmq() -> RabbitVhost:
+@pytest.fixture(scope="session")
+def rabbitmq_unavailable() -> str | None:
+    """Why the machine's RabbitMQ cannot be used, asked once (rabbitmqctl status costs seconds), or None."""
     try:
         RabbitVhost.check_available()
     except Unavailable as exc:
-        pytest.skip(str(exc))
+        return str(exc)
+    return None
+
+
+@pytest.fixture
+def rabbitmq(rabbitmq_unavailable) -> RabbitVhost:
+    if rabbitmq_unavailable:
+        pytest.skip(rabbitmq_unavailable)
     vhost = RabbitVhost().create()
     yield vhost
     vhost.remove()
@@ -143,12 +146,15 @@ class Fleet:
         )
         self.workers.append(proc)
         self.pipeline.procs.append(proc)
+        self.pipeline.region_workers.append(proc)
         return proc
 
     def region_url(self, slug: str) -> str:
         raise NotImplementedError
 
     def stop_workers(self) -> None:
+        for proc in self.workers:
+            proc.terminate()
         for proc in self.workers:
             proc.stop()
 

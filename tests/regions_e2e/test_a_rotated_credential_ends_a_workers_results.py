@@ -21,10 +21,10 @@ def test_a_rotated_credential_sends_results_to_dead_letters_and_stops_the_worker
     text = credential(region)
     old_key = Credential.parse(text).key_id
     tls_fleet.start_ingest()
-    tls_fleet.start_scheduler()
     # Heartbeats slower than the probe's interval: a result signed with the retired key reaches the ingest
     # before a heartbeat reply tells the worker to stop.
     worker = tls_fleet.start_worker(region.slug, text, LATENCY_HEARTBEAT_SECONDS="25")
+    tls_fleet.start_scheduler()
     wait_for(lambda: Measurement.objects.filter(region=region).exists(), 120, message="a first measurement")
 
     done = manage("region_key", region.slug, "--overlap", "0", env=tls_fleet.pipeline.env())

@@ -23,9 +23,9 @@ def test_two_workers_of_one_region_both_run_its_slots_once_each(
         make_probe(target=target, regions=[region], interval_seconds=10, timeout_seconds=5.0)
     text = credential(region)
     tls_fleet.start_ingest()
-    tls_fleet.start_scheduler()
     first = tls_fleet.start_worker(region.slug, text)
     second = tls_fleet.start_worker(region.slug, text)
+    tls_fleet.start_scheduler()
 
     def both_names():
         names = set(Worker.objects.filter(region=region).values_list("name", flat=True))

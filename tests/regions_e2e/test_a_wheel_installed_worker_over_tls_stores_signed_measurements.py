@@ -30,8 +30,8 @@ def test_a_wheel_installed_worker_over_tls_stores_signed_measurements(tls_fleet,
     region = probe.regions.get()
     text = credential(region)
     tls_fleet.start_ingest()
-    tls_fleet.start_scheduler()
     worker = tls_fleet.start_worker(region.slug, text, guard=True)
+    tls_fleet.start_scheduler()
 
     wait_for(lambda: Measurement.objects.filter(region=region).count() >= 2, 120, message="two measurements")
     assert worker.popen.poll() is None

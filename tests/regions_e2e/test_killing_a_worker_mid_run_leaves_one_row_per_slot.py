@@ -37,9 +37,9 @@ def test_a_worker_killed_mid_run_leaves_exactly_one_row_per_slot(tls_fleet, llm_
     text = credential(region)
     client = tls_fleet.broker.client()
     tls_fleet.start_ingest()
-    tls_fleet.start_scheduler()
     doomed = tls_fleet.start_worker(region.slug, text)
     known = set(mockllm._log)  # the session's server: requests of earlier tests are in its log too
+    tls_fleet.start_scheduler()
 
     def streaming():
         return any(

@@ -16,8 +16,8 @@ def test_a_wheel_installed_worker_over_rabbitmq_stores_signed_measurements(rabbi
     region = probe.regions.get()
     text = credential(region)
     rabbit_fleet.start_ingest()
-    rabbit_fleet.start_scheduler()
     worker = rabbit_fleet.start_worker(region.slug, text, guard=True)
+    rabbit_fleet.start_scheduler()
 
     wait_for(lambda: Measurement.objects.filter(region=region).count() >= 2, 120, message="two measurements")
     seen = wait_for(lambda: Worker.objects.filter(region=region).first(), 60, message="the worker's heartbeat")
