@@ -31,6 +31,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +43,6 @@ DISTRIBUTED = ("pyproject.toml", "README.md", "latency", "probes")  # what the p
 _UNBUILT = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
 # Written afresh in the wheel, or only meaningful in an installed environment.
 _INSTALL_ONLY = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)")
 
 
 def _pip(python: str | Path, *args: str | Path) -> None:
@@ -50,11 +50,17 @@ def _pip(python: str | Path, *args: str | Path) -> None:
 
 
 def locked(lock: Path = LOCK) -> dict[str, str]:
-    """The lock's distributions: canonical name -> version."""
+    """The lock's distributions this interpreter needs (their markers evaluated): canonical name -> version."""
     pins = {}
     for line in lock.read_text().splitlines():
-        if match := _PIN.match(line.strip()):
-            pins[canonicalize_name(match.group(1))] = match.group(2)
+        text = line.split(" \\")[0].strip()
+        if not text or text.startswith(("#", "-")):
+            continue
+        requirement = Requirement(text)
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        (spec,) = requirement.specifier
+        pins[canonicalize_name(requirement.name)] = spec.version
     return pins
 
 
@@ -68,9 +74,7 @@ def build(dest: Path, root: Path = ROOT) -> Path:
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError as exc:
-            raise WheelhouseError(
-                f"{name} (requirements/worker.txt) is not installed here: run `make install`"
-            ) from exc
+            raise WheelhouseError(f"{name} (in requirements/worker.txt) is not installed: run `make install`") from exc
         if dist.version != version:
             raise WheelhouseError(
                 f"{name} {dist.version} is installed but requirements/worker.txt locks {version}: run `make install`"
