@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test check install lock worker-wheelhouse migrate bench clean messages compilemessages settings-docs docs
+.PHONY: demo test test-fast check install lock worker-wheelhouse migrate bench clean messages compilemessages settings-docs docs
 
 # The locked versions (requirements/dev.txt: the site, the worker and the [dev] extra, with hashes), then the
 # checkout itself, editable, with --no-deps: everything it needs came from the lock.
@@ -42,8 +42,19 @@ demo: $(STAMP)
 # The suite runs on embedded PostgreSQL and Redis in a temporary folder, unless servers are named
 # for it in LATENCY_TEST_DATABASE_URL / LATENCY_TEST_REDIS_URL (it creates and drops databases and
 # flushes its Redis database there). DATABASE_URL / REDIS_URL are never used by the tests.
+# The suite is spread over XDIST worker processes (pytest-xdist; each has its own database, Redis database and
+# channel prefix: devtools/pytest_workers.py); `make test XDIST=0` runs it in one process. loadgroup keeps
+# the tests that share an expensive session fixture (the region host's venv) on one worker.
+XDIST ?= 3
+XDIST_ARGS = -n $(XDIST) --dist loadgroup
 test: check
-	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(XDIST_ARGS) $(PYTEST_ARGS)
+
+# The in-process layer only: no browser, no processes of the tests' own, no deploy units, nothing slow
+# (markers in pyproject.toml, applied in tests/conftest.py).
+FAST_MARKERS := not browser and not e2e and not deploy and not slow
+test-fast: check
+	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(XDIST_ARGS) -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
 
 # Lint, format and type check (configured in pyproject.toml); `make test` runs it first.
 check: $(STAMP)

@@ -36,6 +36,79 @@ if TYPE_CHECKING:
     from tests.support import Proc
 
 
+# --- test layers (pyproject.toml markers; `make test-fast` runs what none of them marks) ---------------------
+
+# By the folder under tests/ a test lives in.
+FOLDER_MARKS = {
+    "browser": ("browser",),
+    "deploy": ("deploy",),
+    "pipeline": ("e2e",),
+    "regions": ("e2e",),
+    # Builds a wheelhouse and installs a region host's venv from it.
+    "regions_e2e": ("e2e", "slow"),
+}
+# A fixture, a test function or a function of its module that it calls, naming one of these, starts processes of
+# its own: a uvicorn (running_site, UvicornServer), Celery workers and the scheduler (Pipeline, the `pipeline`
+# fixture), a manage.py command (Proc, subprocess with sys.executable), a tool.
+PROCESS_STARTERS = frozenset({"running_site", "UvicornServer", "Pipeline", "Proc", "Popen", "subprocess", "executable"})
+
+
+def _code_and_nested(code) -> Iterator:
+    """A function's code and that of the functions defined inside it (a fixture's helper that it returns)."""
+    yield code
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            yield from _code_and_nested(const)
+
+
+def _names_a_process_starter(func, depth: int = 1) -> bool:
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    if any(not PROCESS_STARTERS.isdisjoint(c.co_names) for c in _code_and_nested(code)):
+        return True
+    if depth == 0:
+        return False
+    module = getattr(func, "__globals__", {})
+    helpers = (module.get(name) for name in code.co_names)
+    return any(
+        _names_a_process_starter(helper, depth - 1)
+        for helper in helpers
+        if callable(helper) and getattr(helper, "__module__", None) == func.__module__
+    )
+
+
+def layer_marks(item: pytest.Item) -> set[str]:
+    """The layer markers a collected test gets from where it lives and what it uses."""
+    marks: set[str] = set()
+    parts = Path(str(item.path)).relative_to(Path(__file__).parent).parts
+    if len(parts) > 1:
+        marks.update(FOLDER_MARKS.get(parts[0], ()))
+    fixtureinfo = getattr(item, "_fixtureinfo", None)
+    defs = fixtureinfo.name2fixturedefs.values() if fixtureinfo is not None else ()
+    if any(_names_a_process_starter(d.func) for fixturedefs in defs for d in fixturedefs):
+        marks.add("e2e")
+    if _names_a_process_starter(getattr(item, "function", None)):
+        marks.add("e2e")
+    return marks
+
+
+# Folders whose tests share an expensive session fixture: under `--dist loadgroup` (make test) they run on one
+# xdist worker, which builds it once (regions_e2e: the region host's venv, installed from a wheelhouse).
+XDIST_GROUPS = {"regions_e2e"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        present = {m.name for m in item.iter_markers()}
+        for name in sorted(layer_marks(item) - present):
+            item.add_marker(name)
+        folder = Path(str(item.path)).relative_to(Path(__file__).parent).parts[0]
+        if folder in XDIST_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(folder))
+
+
 @pytest.fixture(autouse=True)
 def _central_key_read_afresh():
     """A process reads the central signing key once (probes.fleet.central); each test's database starts
@@ -160,6 +233,9 @@ def server(request, mockllm, mockllm_tls):
 
 from urllib.parse import quote  # noqa: E402
 
+# The channel-layer prefix of the processes the tests start (one per xdist worker: devtools/pytest_workers.py).
+CHANNEL_PREFIX = os.environ.get("LATENCY_CHANNEL_PREFIX") or "latency-test"
+
 
 @pytest.fixture(scope="session")
 def test_redis_url():
@@ -201,7 +277,7 @@ def running_site(
 
     from devtools.harness import UvicornServer
 
-    prefix = os.environ.get("LATENCY_CHANNEL_PREFIX", "latency-test") + f"-{channel}"
+    prefix = f"{CHANNEL_PREFIX}-{channel}"
     settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, prefix)}
     channel_layers.backends = {}
     env = {
@@ -277,7 +353,7 @@ class Pipeline:
         env = {
             "DATABASE_URL": self.database_url,
             "REDIS_URL": self.redis_url,
-            "LATENCY_CHANNEL_PREFIX": "latency-test",
+            "LATENCY_CHANNEL_PREFIX": CHANNEL_PREFIX,
             "LATENCY_VISIBILITY_TIMEOUT": "4",
         }
         env.update({k: str(v) for k, v in extra.items()})
@@ -355,7 +431,7 @@ class Pipeline:
 def pipeline(transactional_db, test_redis_url, tmp_path, settings, request):
     from channels.layers import channel_layers
 
-    settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, "latency-test")}
+    settings.CHANNEL_LAYERS = {"default": channel_layer(test_redis_url, CHANNEL_PREFIX)}
     channel_layers.backends = {}
     p = Pipeline(tmp_path, test_redis_url)
     yield p

@@ -85,15 +85,19 @@ def browser_page(request, tmp_path):
             yield page
         finally:
             ARTIFACTS.mkdir(exist_ok=True)
+            shot = ARTIFACTS / f"{name}.png"
             try:
-                page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+                page.screenshot(path=str(shot), full_page=True)
             except Exception as exc:
+                shot = None
                 print(f"browser_page: no screenshot: {exc}")
             rep = getattr(request.node, "rep_call", None)
             if rep is not None and rep.failed:
                 log = ARTIFACTS / f"{name}.log"
                 log.write_text(f"url: {page.url}\n{page.recorder.report()}\n")
                 print(f"browser_page: recording in {log}")
+                if shot is not None:
+                    print(f"browser_page: screenshot in {shot}")
 
 
 @pytest.fixture

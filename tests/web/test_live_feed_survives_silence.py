@@ -15,6 +15,9 @@ from latency.env import channel_layer
 # guess at how long something takes.
 QUIET_S = 8
 
+# Spends QUIET_S of real time by design: outside `make test-fast`.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def layer(settings, test_redis_url):
