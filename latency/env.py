@@ -59,10 +59,7 @@ def env_int(name: str) -> int:
         value = int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
-    if entry.minimum is not None and value < entry.minimum:
-        raise ImproperlyConfigured(f"{name}={value} is below the minimum {entry.minimum:g}")
-    if entry.maximum is not None and value > entry.maximum:
-        raise ImproperlyConfigured(f"{name}={value} is above the maximum {entry.maximum:g}")
+    _check_bounds(entry, value, str(value))
     return value
 
 
@@ -77,11 +74,16 @@ def env_float(name: str) -> float:
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
     if value != value:  # NaN compares false with every bound
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number")
-    if entry.minimum is not None and value < entry.minimum:
-        raise ImproperlyConfigured(f"{name}={value:g} is below the minimum {entry.minimum:g}")
-    if entry.maximum is not None and value > entry.maximum:
-        raise ImproperlyConfigured(f"{name}={value:g} is above the maximum {entry.maximum:g}")
+    _check_bounds(entry, value, f"{value:g}")
     return value
+
+
+def _check_bounds(entry: Setting, value: float, shown: str) -> None:
+    """Refuses a value outside the catalogue's bounds for it; `shown` is how the error writes the value."""
+    if entry.minimum is not None and value < entry.minimum:
+        raise ImproperlyConfigured(f"{entry.name}={shown} is below the minimum {entry.minimum:g}")
+    if entry.maximum is not None and value > entry.maximum:
+        raise ImproperlyConfigured(f"{entry.name}={shown} is above the maximum {entry.maximum:g}")
 
 
 def env_list(name: str) -> list[str]:
