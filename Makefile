@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test test-fast check install lock worker-wheelhouse migrate bench clean messages compilemessages settings-docs docs
+.PHONY: demo test test-fast check install lock worker-wheelhouse migrate bench bench-slos clean messages compilemessages settings-docs docs
 
 # The locked versions (requirements/dev.txt: the site, the worker and the [dev] extra, with hashes), then the
 # checkout itself, editable, with --no-deps: everything it needs came from the lock.
@@ -52,9 +52,13 @@ test: check
 
 # The in-process layer only: no browser, no processes of the tests' own, no deploy units, nothing slow
 # (markers in pyproject.toml, applied in tests/conftest.py).
+# One worker more than `make test`: these tests start nothing of their own, and many wait on the mock server's
+# paced streams, so a fourth worker fills the cores those waits leave idle (docs/benchmarks.md, "The fast layer").
 FAST_MARKERS := not browser and not e2e and not deploy and not slow
+FAST_XDIST ?= 4
 test-fast: check
-	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(XDIST_ARGS) -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
+	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest -n $(FAST_XDIST) --dist loadgroup \
+		-m "$(FAST_MARKERS)" $(PYTEST_ARGS)
 
 # Lint, format and type check (configured in pyproject.toml); `make test` runs it first.
 check: $(STAMP)
@@ -75,6 +79,12 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/probe_accuracy.py
 	$(BIN)/python bench/probe_capacity.py
+
+# Service level objectives at scale (bench/slos.py): 20 objectives over 10 M rows in a database of its own, on the
+# embedded servers unless DATABASE_URL / REDIS_URL name others. Not in `make bench` nor `make test`: it loads for
+# long. SLOBENCH_ROWS=300000 make bench-slos for a short run.
+bench-slos: $(STAMP)
+	$(BIN)/python -m devtools.embedded run -- $(BIN)/python bench/slos.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache

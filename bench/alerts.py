@@ -2,7 +2,7 @@
 """How long does one alert evaluation pass take over 1,000 rules x 15 regions on 10 million measurements?
 
 Data: the dashboard bench's database, latency_dashbench (bench/dashboard.py: 10,000,000 measurements over 60 days,
-15 regions x 60 bench targets, 6 before issue 17; hourly and daily rollups built); its prepare_data loads it on the
+15 regions x 60 bench targets, 6 before issue 17; rollups built); its prepare_data loads it on the
 first run (minutes) and afterwards only appends the slots that came due since, so the windows end at the clock.
 
 Rules: 1,000 AlertRules named alertbench-NNNN (the previous run's are deleted first), drawn with a fixed seed: every

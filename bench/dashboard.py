@@ -10,8 +10,8 @@ load, rebuilt after it. When probes_measurement is partitioned, the day partitio
 1.5 route inflation, plus DNS/TCP/TLS round trips on cold connections), with a daily cycle; 2% of runs fail
 (http_error, timeout, upstream_error, connect_error, truncated) with the phases a failure of that kind has. Then
 VACUUM ANALYZE and `manage.py rollup --since 61d`, both timed. Printed: load time and rows/s, index build, rollup
-time, and MiB on disk per million rows of the raw heap (summed over partitions), its indexes, and the hourly, series and
-daily rollups. Before a load, the disk it needs is estimated from the per-million figures and the load refused when
+time, and MiB on disk per million rows of the raw heap (summed over partitions), its indexes, and the hourly, region and
+series rollups. Before a load, the disk it needs is estimated from the per-million figures and the load refused when
 it would take more than 80% of the free space of PostgreSQL's data directory (SHOW data_directory).
 
 The data lives in its own database, latency_dashbench (created with `manage.py ensuredb`, migrated every run),
@@ -36,7 +36,7 @@ Upkeep (bench/dashboard_upkeep.py): retention of the oldest day through probes.r
 dropped; the data is a day shorter afterwards), and --ingest N measurements stored in process through
 probes.ingest, alone and while a thread loops 30-day all-target reads over HTTP (both rates and their ratio).
 
-Rollup layers (--without daily,region,...: names of probes.rollups.catalogue.SWITCHABLE): each read cell is
+Rollup layers (--without region,series_days,...: names of probes.rollups.catalogue.SWITCHABLE): each read cell is
 measured again, right after its measurement with every layer, with uvicorn's readers doing without that layer
 (bench/rollups_off_settings.py sets LATENCY_ROLLUPS_OFF; the tilers fall back on the finer kinds), and a table of
 p95 with and without and their ratio is printed: a layer whose ratio stays near 1 on every cell is not worth keeping.
@@ -47,7 +47,7 @@ first animation frame after #live-count shows its id (a MutationObserver in the 
 machine's wall clock). Goal: median <= 1 s.
 
     .venv/bin/python bench/dashboard.py [--rows 10000000] [--days 60] [--reload] [--rollup] [--requests 20]
-        [--warmups 2] [--cold 1] [--cells 30d:all,7d:one,csv,region] [--without daily,region,...]
+        [--warmups 2] [--cold 1] [--cells 30d:all,7d:one,csv,region] [--without region,series_days,...]
         [--ingest 20000] [--load-workers 2]
         [--skip-http] [--skip-plans] [--skip-retention] [--skip-ingest] [--skip-live] [--json]
 
@@ -187,9 +187,9 @@ def print_data(data: dict, timings: dict) -> None:
     if pm:
         print(
             "  on disk per million rows: raw heap {raw_heap:.1f} MiB, its indexes {raw_indexes:.1f} MiB (raw total"
-            " {raw_total:.1f}), hourly rollups {h:.1f} MiB, daily rollups {d:.1f} MiB, series rollups {s:.1f} MiB;"
+            " {raw_total:.1f}), hourly rollups {h:.1f} MiB, region rollups {g:.1f} MiB, series rollups {s:.1f} MiB;"
             " all {all:.1f} MiB".format(
-                h=pm.get("hourly_total", 0.0), d=pm.get("daily_total", 0.0), s=pm.get("series_total", 0.0), **pm
+                h=pm.get("hourly_total", 0.0), g=pm.get("region_total", 0.0), s=pm.get("series_total", 0.0), **pm
             )
         )
         sizes = data["sizes"]

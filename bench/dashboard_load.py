@@ -24,8 +24,9 @@ TARGET_COUNT = 60
 REGION_COUNT = 15
 # Free space the load leaves untouched (of what the data directory's file system has free before it).
 DISK_SPARE = 0.20
-# Bytes on disk per million measurements (raw heap + its indexes + hourly and daily rollups), measured by a
-# 10 M-row run (bench/dashboard.py prints it): the estimate when the database holds no rows to measure yet.
+# Bytes on disk per million measurements (raw heap + its indexes + the rollups), measured by a 10 M-row run
+# (bench/dashboard.py prints it) while daily rollups were kept too, so a little more than a load takes now: the
+# estimate when the database holds no rows to measure yet.
 DEFAULT_BYTES_PER_MILLION = 576 * 2**20
 
 # api style, median server time (ms), log sigma, tokens/s, thinking (ms), connection
@@ -417,7 +418,7 @@ def load(pairs: list[tuple], start: datetime, step: float, k0: int, k1: int, lab
 SIZED = {
     "raw": "probes_measurement",
     "hourly": "probes_hourlyrollup",
-    "daily": "probes_dailyrollup",
+    "region": "probes_regionrollup",
     "series": "probes_seriesrollup",
 }
 
@@ -528,7 +529,7 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
             # Measured on the rows there before they go; their space is the new load's.
             timings["disk_check"] = check_disk(cur, args.rows, freed=sum(relation_total(cur).values()))
             cur.execute(
-                "TRUNCATE probes_measurement, probes_hourlyrollup, probes_dailyrollup, probes_rolluphour,"
+                "TRUNCATE probes_measurement, probes_hourlyrollup, probes_rolluphour,"
                 " probes_seriesrollup, probes_seriesblockmark CASCADE"
             )
             cur.execute(f"DELETE FROM {META_TABLE}")
@@ -598,7 +599,6 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
         # (rollup_hour_covering) skip the heap, and a --rollup rebuild's replaced rows reclaimed.
         for table in (
             "probes_hourlyrollup",
-            "probes_dailyrollup",
             "probes_regionrollup",
             "probes_seriesrollup",
             "probes_rolluphour",
@@ -626,14 +626,14 @@ def prepare_data(args, env: dict[str, str], timings: dict) -> dict:
 
 
 def rollups_complete(cur, start: datetime) -> bool:
-    """Every complete hour since the load began is marked rolled up (and daily rollups exist, if the model does)."""
+    """Every complete hour since the load began is marked rolled up, and series blocks exist (a database rolled up
+    before they did has none)."""
     hours = int((datetime.now(UTC) - start).total_seconds() // 3600) - 1
     marked = cur.execute("SELECT count(*) FROM probes_rolluphour WHERE hour >= %s", [start]).fetchone()[0]
     if marked < hours - 1:
         log(f"dashboard bench: only {marked} of {hours} hours are rolled up: rebuilding")
         return False
-    daily = cur.execute("SELECT to_regclass('probes_dailyrollup') IS NOT NULL").fetchone()[0]
-    if daily and not cur.execute("SELECT EXISTS (SELECT 1 FROM probes_dailyrollup)").fetchone()[0]:
-        log("dashboard bench: no daily rollups yet: rebuilding")
+    if not cur.execute("SELECT EXISTS (SELECT 1 FROM probes_seriesblockmark)").fetchone()[0]:
+        log("dashboard bench: no series blocks yet: rebuilding")
         return False
     return True

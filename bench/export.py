@@ -68,7 +68,7 @@ def prepare(rows: int, reload: bool) -> None:
         t = time.perf_counter()
         with connection.cursor() as cur:
             cur.execute(
-                "TRUNCATE probes_measurement, probes_hourlyrollup, probes_dailyrollup, probes_rolluphour,"
+                "TRUNCATE probes_measurement, probes_hourlyrollup, probes_rolluphour,"
                 " probes_seriesrollup, probes_seriesblockmark"
             )
         harness.ensure_day_partitions(START, START + SPAN)

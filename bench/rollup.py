@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""How fast are hourly and daily rollups built from raw measurements?
+"""How fast are rollups (hourly rows and every kind of block over them) built from raw measurements?
 
 Data: its own database, latency_rollupbench (created with `manage.py ensuredb`, migrated every run): 60 bench
 targets, one probe each over the 15 seeded regions (900 series, foreign keys as in production), --rows measurements
@@ -10,7 +10,7 @@ the table already holds exactly that load (--reload forces it), then VACUUM ANAL
 
 Measured in one process:
   (a) the SQL builder (probes.rollups.rebuild_range) over the whole range from no rollups, --repeats times,
-      --workers days at once (2, as `manage.py rollup`): every hourly rollup, every daily merge and every mark;
+      --workers days at once (2, as `manage.py rollup`): every hourly rollup, every block merged and every mark;
       rows per second of raw rows rolled up. Its statements set work_mem (128 MB: a day's sort stays in memory)
       and jit (off) locally; parallel workers cannot serve an INSERT, hence days side by side on connections of
       their own;
@@ -90,7 +90,7 @@ def prepare(rows: int, days: int, reload: bool) -> dict:
     """The bench's rows over [start, end); reloaded only when they are not exactly what was asked for."""
     from django.db import connection
 
-    from probes.models import DailyRollup, HourlyRollup, Measurement, RollupHour, SeriesBlockMark, SeriesRollup
+    from probes.models import HourlyRollup, Measurement, RollupHour, SeriesBlockMark, SeriesRollup
 
     pairs = series()
     end = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -106,7 +106,7 @@ def prepare(rows: int, days: int, reload: bool) -> dict:
         if not reload and have == wanted and first == start and last is not None and last < end:
             return {"rows": have, "load_s": None, "start": start, "end": end, "series": len(pairs)}
         log(f"rollup bench: loading {wanted:,} rows over {days} days ({len(pairs)} series, a slot every {step:.0f} s)")
-        for model in (DailyRollup, HourlyRollup, RollupHour, SeriesRollup, SeriesBlockMark):
+        for model in (HourlyRollup, RollupHour, SeriesRollup, SeriesBlockMark):
             cur.execute(f"TRUNCATE {model._meta.db_table}")
         cur.execute(f"TRUNCATE {table}")
         harness.ensure_day_partitions(start, end)
@@ -156,15 +156,13 @@ def time_sql(start: datetime, end: datetime, repeats: int, workers: int) -> tupl
     previous run's rows would also measure their dead versions)."""
     from django.db import connection
 
-    from probes.models import DailyRollup, HourlyRollup, RollupHour, SeriesBlockMark, SeriesRollup
+    from probes.models import HourlyRollup, RollupHour, SeriesBlockMark, SeriesRollup
     from probes.rollups import rebuild_range
 
     times = []
     for _ in range(repeats):
         with connection.cursor() as cur:
-            tables = ", ".join(
-                m._meta.db_table for m in (HourlyRollup, DailyRollup, RollupHour, SeriesRollup, SeriesBlockMark)
-            )
+            tables = ", ".join(m._meta.db_table for m in (HourlyRollup, RollupHour, SeriesRollup, SeriesBlockMark))
             cur.execute(f"TRUNCATE {tables}")
         t = time.perf_counter()
         hours, written = rebuild_range(start, end, workers=workers)

@@ -11,7 +11,7 @@ process start) is the same with or without a layer.
 
 Runs on bench/dashboard.py's data (database latency_dashbench; run that first).
 
-    .venv/bin/python bench/rollup_layers.py [--rounds 7] [--windows 24h,7d,30d] [--without daily,region,...]
+    .venv/bin/python bench/rollup_layers.py [--rounds 7] [--windows 24h,7d,30d] [--without region,series_days,...]
 """
 
 from __future__ import annotations

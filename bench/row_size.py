@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """How much disk does a measurement take? Bytes per stored measurement, its indexes included, and per
-hourly and daily rollup row: the figures behind the sizing in docs/guides/deploy.md.
+hourly rollup row and series rollup block: the figures behind the sizing in docs/guides/deploy.md.
 
 N realistic measurements (default 100,000; outcomes, failures and phases from bench/workload.py's
 generator) from P probes x every seeded region, one slot every --interval seconds, ending at the last
@@ -120,9 +120,20 @@ def batches(count: int, probes, regions, interval: int, seed_value: int):
 def empty_tables() -> None:
     from django.db import connection
 
-    from probes.models import DailyRollup, DeadLetter, HourlyRollup, Measurement, RollupHour
+    from probes.models import (
+        DeadLetter,
+        HourlyRollup,
+        Measurement,
+        RegionRollup,
+        RollupHour,
+        SeriesBlockMark,
+        SeriesRollup,
+    )
 
-    tables = [m._meta.db_table for m in (Measurement, HourlyRollup, DailyRollup, RollupHour, DeadLetter)]
+    tables = [
+        m._meta.db_table
+        for m in (Measurement, HourlyRollup, RegionRollup, SeriesRollup, SeriesBlockMark, RollupHour, DeadLetter)
+    ]
     with connection.cursor() as cur:
         cur.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
 
@@ -130,7 +141,7 @@ def empty_tables() -> None:
 def sizes(model, empty: dict | None = None) -> dict:
     """The table's sizes after VACUUM ANALYZE; with `empty` (its sizes when it held no row: a page or two
     per index, the TOAST table's index), per-row figures are marginal, the fixed part left out, so a small
-    table (90 daily rollups) does not look dearer per row than it will be at scale."""
+    table (a few hundred series blocks) does not look dearer per row than it will be at scale."""
     from django.db import connection
 
     table = model._meta.db_table
@@ -173,11 +184,11 @@ def measure(count: int, n_probes: int, interval: int, seed_value: int) -> dict:
     from django.db import connection
 
     from probes.ingest import store
-    from probes.models import DailyRollup, HourlyRollup, Measurement
+    from probes.models import HourlyRollup, Measurement, SeriesRollup
     from probes.rollups import floor_hour, rebuild_range
 
     empty_tables()
-    empty = {model: sizes(model) for model in (Measurement, HourlyRollup, DailyRollup)}
+    empty = {model: sizes(model) for model in (Measurement, HourlyRollup, SeriesRollup)}
     probes, regions = seed(n_probes, interval)
     t0 = time.perf_counter()
     stored = 0
@@ -206,8 +217,23 @@ def measure(count: int, n_probes: int, interval: int, seed_value: int) -> dict:
         "postgres": version,
         "measurement": sizes(Measurement, empty[Measurement]),
         "hourly": sizes(HourlyRollup, empty[HourlyRollup]),
-        "daily": sizes(DailyRollup, empty[DailyRollup]),
+        "series": sizes(SeriesRollup, empty[SeriesRollup]),
     }
+
+
+def series_blocks_per_day() -> float:
+    """Series rollup blocks one (probe, region) of one target adds per day: every grain of the catalogue's series
+    kinds, 24 / grain a day each."""
+    from probes.rollups.catalogue import KINDS
+
+    return sum(24 / grain for kind in KINDS if kind.model == "SeriesRollup" for grain in kind.grains)
+
+
+def rollup_bytes_per_day(result: dict) -> float:
+    """Rollup bytes one (probe, region) adds per day: 24 hourly rows and its series blocks (a short run may hold no
+    block yet: then the hourly rows alone). Region blocks are per region, not per probe, and left out."""
+    block = result["series"]["total_per_row"] or 0.0
+    return 24 * result["hourly"]["total_per_row"] + series_blocks_per_day() * block
 
 
 def projection(result: dict, probes: int, regions: int, interval: int, retention_days: int) -> dict:
@@ -215,7 +241,7 @@ def projection(result: dict, probes: int, regions: int, interval: int, retention
     pairs = probes * regions
     rows_per_day = pairs * 86400 / interval
     raw = rows_per_day * retention_days * result["measurement"]["total_per_row"]
-    rollups_per_month = pairs * 30 * (24 * result["hourly"]["total_per_row"] + result["daily"]["total_per_row"])
+    rollups_per_month = pairs * 30 * rollup_bytes_per_day(result)
     return {
         "probes": probes,
         "regions": regions,
@@ -227,7 +253,7 @@ def projection(result: dict, probes: int, regions: int, interval: int, retention
 
 
 def report(result: dict, projections: list[dict], retention_days: int) -> None:
-    m, h, d = result["measurement"], result["hourly"], result["daily"]
+    m, h, d = result["measurement"], result["hourly"], result["series"]
     print(
         f"row size bench: {result['count']:,} measurements ({result['failures']:,} failures) from "
         f"{result['probes']} probes x {result['regions']} regions every {result['interval_s']} s "
@@ -248,7 +274,7 @@ def report(result: dict, projections: list[dict], retention_days: int) -> None:
     print()
     print(f"per (probe, region) at this interval: {86400 / result['interval_s']:,.0f} rows/day = "
           f"{86400 / result['interval_s'] * m['total_per_row'] / 1e6:.2f} MB/day raw; rollups "
-          f"{(24 * h['total_per_row'] + d['total_per_row']) / 1e3:.1f} kB/day")  # fmt: skip
+          f"{rollup_bytes_per_day(result) / 1e3:.1f} kB/day")  # fmt: skip
     print()
     print(f"rows/day = probes x regions x 86400 / interval; raw disk = rows/day x {retention_days} days retention "
           f"x {m['total_per_row']:.0f} B; rollups kept (LATENCY_ROLLUP_RETENTION_DAYS=0)")  # fmt: skip

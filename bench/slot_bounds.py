@@ -4,7 +4,7 @@ save on one partitioned by day of scheduled_for?
 
 Data: its own database, latency_slotsbench (created with `manage.py ensuredb`, migrated every run), reloaded at every
 run: 6 targets x 15 regions, one row per pair every --interval seconds (900) over the last --days (62), each started
-0 to 90 s after its slot, 2% timeouts (inserted in SQL as bench/metrics.py does); hourly and daily rollups built for
+0 to 90 s after its slot, 2% timeouts (inserted in SQL as bench/metrics.py does); rollups built for
 every complete hour but the last --raw-hours (3), as the beat leaves them. Then a copy, slotsbench_parted, range
 partitioned by UTC day of scheduled_for with the table's indexes (what the partitions helper's migration makes),
 and VACUUM ANALYZE of both.
@@ -79,7 +79,6 @@ def load(days: int, interval: int, raw_hours: int) -> dict:
     from django.db import connection
 
     from probes.models import (
-        DailyRollup,
         HourlyRollup,
         Measurement,
         MeasurementTally,
@@ -116,7 +115,7 @@ def load(days: int, interval: int, raw_hours: int) -> dict:
     t = time.perf_counter()
     with connection.cursor() as cur:
         cur.execute(f"DROP TABLE IF EXISTS {PARTED}")
-        cleared = [m._meta.db_table for m in (Measurement, MeasurementTally, HourlyRollup, DailyRollup, RollupHour)]
+        cleared = [m._meta.db_table for m in (Measurement, MeasurementTally, HourlyRollup, RollupHour)]
         cur.execute(f"TRUNCATE {', '.join(cleared)}")
         cur.execute(
             f"""

@@ -5,8 +5,9 @@ unless DATABASE_URL / REDIS_URL are set, and the mock LLM server (devtools/mockl
 point at. The services start BEFORE Django reads its settings, so Django is configured once with
 their URLs (nothing re-points its connections afterwards). Then migrations, demo targets and probes
 (devtools/demo_seed.py, given the mock server's URL, whose port the state folder keeps from run to run),
-the admin user, static files, and the processes: ingest worker, one region worker for every demo
-region, scheduler and the ASGI server.
+the admin user, static files, a week of history with two past incidents (devtools/demo_history.py, while
+the web server starts; "ready" waits for it), the live incident's knobs, and the processes: ingest worker,
+one region worker for every demo region, scheduler and the ASGI server.
 Ctrl-C (SIGINT) or SIGTERM stops them all, services last; a child that dies stops the rest. Each
 child asks the kernel to signal it if we die, so not even a SIGKILL of this process leaves one behind.
 """
@@ -191,7 +192,7 @@ class Demo:
         # The mock server needs no database: start it while Django sets up and migrations run.
         self.spawn("mockllm", ["-m", "devtools.mockllm", "--host", MOCK_HOST, "--port", str(port)], manage=False)
         self.step("database migrations", self._migrate)
-        from devtools.demo_seed import DEMO_CITIES, demo_regions, seed
+        from devtools.demo_seed import DEMO_CITIES, DEMO_REGIONAL_RULE_NAME, demo_regions, seed
 
         regions = demo_regions(opts["regions"] or None)
         if not regions:
@@ -199,8 +200,17 @@ class Demo:
             raise _Failed
         slugs = [r.slug for r in regions]
         self.step(f"mock LLM server on {MOCK_HOST}:{port}", self._wait_port, "mockllm", port)
+        from datetime import UTC, datetime
+
+        from devtools.demo_seed import live_incident
+
         probes = self.step("demo targets and probes", lambda: seed(self.mock_url, regions))
         self.say("ok", f"{len(probes)} targets, probed every 10 s from {len(slugs)} regions")
+        from devtools.demo_seed import seed_objectives
+
+        # Counted before the history loads, so its rows are counted as they are stored (probes.slos.counting).
+        objectives = self.step("demo objectives", seed_objectives, regions)
+        self.say("ok", f"{len(objectives)} objectives (/slos/)")
         from devtools.demo_seed import seed_real_users
 
         added = self.step("demo real users (the map's real-user layer)", seed_real_users)
@@ -209,6 +219,21 @@ class Demo:
         self.step("static files", self._collectstatic)
 
         keys = self.step(f"credentials for {len(slugs)} regions", self._region_keys, regions)
+        # The web server starts while the history loads (its start is mostly imports); the scheduler only after it.
+        self.spawn_web()
+        # Before the scheduler runs: the evaluator's passes over the staged incidents' past hours must not
+        # interleave with its live passes, and live rows begin where history ends.
+        self.step("history", self._history, datetime.now(UTC))
+        # Timed from the end of the history, so it opens a few minutes after the demo is ready.
+        incident = live_incident(datetime.now(UTC), regions)
+        seed(self.mock_url, regions, incident)
+        if incident is not None:
+            self.say(
+                "ok",
+                f"live incident: {incident.target} answers slowly for {incident.region} from "
+                f"{incident.starts:%H:%M:%S} to {incident.ends:%H:%M:%S} UTC; the rule "
+                f'"{DEMO_REGIONAL_RULE_NAME}" opens an incident a few minutes after it starts',
+            )
         self.spawn("ingest_worker", ["ingest_worker", "--loglevel", "WARNING"])
         self.spawn(
             "region_worker",
@@ -225,6 +250,15 @@ class Demo:
         )
         self.spawn("scheduler", ["scheduler", "--loglevel", "WARNING"])
         self.say("ok", f"ingest worker, region worker ({len(slugs)} regions), scheduler started")
+        self.step(f"web server on {self.host}:{self.port}", self._wait_port, "web", self.port, self.host, 60)
+        self.write_manifest(children={name: p.pid for name, p, _ in self.children})
+        self.write()
+        self.say("ok", f"ready in {time.monotonic() - self.t0:.1f} s; logs in {self.state / 'logs'}")
+        self.write(f"\n    Latency Atlas: http://{self.host}:{self.port}/")
+        self.write(f"    login: {self.login}\n")
+        self.write("    Ctrl-C stops everything.\n")
+
+    def spawn_web(self) -> None:
         self.spawn(
             "web",
             [
@@ -240,13 +274,6 @@ class Demo:
             ],
             manage=False,
         )
-        self.step(f"web server on {self.host}:{self.port}", self._wait_port, "web", self.port, self.host, 60)
-        self.write_manifest(children={name: p.pid for name, p, _ in self.children})
-        self.write()
-        self.say("ok", f"ready in {time.monotonic() - self.t0:.1f} s; logs in {self.state / 'logs'}")
-        self.write(f"\n    Latency Atlas: http://{self.host}:{self.port}/")
-        self.write(f"    login: {self.login}\n")
-        self.write("    Ctrl-C stops everything.\n")
 
     def write_manifest(self, **extra) -> None:
         """services.json: every URL of the running demo (and the processes' ids once they run)."""
@@ -288,6 +315,25 @@ class Demo:
             key_variable(region.slug): issue_key(region, overlap=timedelta(0), note="make demo").credential
             for region in regions
         }
+
+    @staticmethod
+    def _history(started) -> str:
+        from devtools.demo_history import HISTORY_DAYS, HISTORY_STEP_S, load_history
+
+        loaded = load_history(started)
+        if not loaded.rows:
+            return "up to date"
+        staged = "; ".join(
+            f"{i.kind} incident {i.target} from {i.region} {s:%a %H:%M}-{e:%H:%M} UTC" for i, s, e in loaded.incidents
+        )
+        return (
+            f"{loaded.rows} calls ({loaded.series} target x region series, one call every {HISTORY_STEP_S} s, "
+            f"{HISTORY_DAYS} days at most) since {loaded.since:%Y-%m-%d %H:%M} UTC, {loaded.hours} hours rolled up"
+            + (f"; staged: {staged}; {loaded.opened} incidents recorded by the alert evaluator" if staged else "")
+            + " ("
+            + ", ".join(f"{step} in {seconds:.1f} s" for step, seconds in loaded.timings.items())
+            + ")"
+        )
 
     def _collectstatic(self) -> None:
         self._call("collectstatic", interactive=False, verbosity=0)

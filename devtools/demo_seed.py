@@ -8,6 +8,7 @@ Idempotent: targets and probes are found by name and brought back to these value
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
@@ -92,17 +93,69 @@ TARGETS = [
 ]
 
 
+# The live incident: from the end of the history (when live probing starts), the mock server answers this target
+# slowly for this region only (a server-side slowdown: the time to first token grows, the network phases do not),
+# for LIVE_INCIDENT_LASTS. The regional rule fires once it has held for its window: a few minutes after the start.
+LIVE_INCIDENT_TARGET = "Demo Gemini-style (GCP europe-west3)"
+LIVE_INCIDENT_REGION = "eu-frankfurt"
+LIVE_INCIDENT_AFTER = timedelta(0)
+LIVE_INCIDENT_LASTS = timedelta(minutes=10)
+LIVE_INCIDENT_EXTRA_MS = 1200.0
+# The rule that judges one region at a time: the live incident and the two staged in the history
+# (devtools/demo_history.py) are each one target x one region. p90 over 4 minutes: a call or two slowed by this
+# busy machine do not breach, and the history's cadence (one call in 2 minutes) still gives each window two calls.
+DEMO_REGIONAL_RULE_NAME = "demo: TTFT p90 twice its baseline in one region"
+DEMO_REGIONAL_RULE = {
+    "metric": "ttft",
+    "percentile": "p90",
+    "baseline_factor": 2.0,
+    "window_minutes": 4,
+    "min_samples": 2,
+    "min_regions": 1,
+}
+
+
+@dataclass(frozen=True)
+class LiveIncident:
+    target: str
+    region: str
+    starts: datetime
+    ends: datetime
+
+    def knobs(self) -> dict:
+        """The mock server's knobs that stage it (devtools/mockllm/knobs.py: slow_*)."""
+        return {
+            "slow_region": self.region,
+            "slow_ms": LIVE_INCIDENT_EXTRA_MS,
+            "slow_from": f"{self.starts.timestamp():.0f}",
+            "slow_until": f"{self.ends.timestamp():.0f}",
+        }
+
+
+def live_incident(started: datetime, regions: list[Region]) -> LiveIncident | None:
+    """The live incident of a demo started at `started`: LIVE_INCIDENT_REGION (or the first demo region when it is
+    not probed), from LIVE_INCIDENT_AFTER after the start for LIVE_INCIDENT_LASTS."""
+    if not regions:
+        return None
+    slugs = [r.slug for r in regions]
+    region = LIVE_INCIDENT_REGION if LIVE_INCIDENT_REGION in slugs else slugs[0]
+    starts = started + LIVE_INCIDENT_AFTER
+    return LiveIncident(LIVE_INCIDENT_TARGET, region, starts, starts + LIVE_INCIDENT_LASTS)
+
+
 def demo_regions(limit: int | None = None) -> list[Region]:
     regions = list(Region.objects.filter(active=True).order_by("id"))
     return regions[:limit] if limit else regions
 
 
 @transaction.atomic
-def seed(mock_base_url: str, regions: list[Region]) -> list[Probe]:
-    """Create or update the demo targets and probes; mock_base_url like http://localhost:9100."""
+def seed(mock_base_url: str, regions: list[Region], incident: LiveIncident | None = None) -> list[Probe]:
+    """Create or update the demo targets and probes; mock_base_url like http://localhost:9100. The incident's
+    target gets the knobs that stage it in its URL."""
     probes = []
     for name, style, path, model, location, lat, lon, knobs in TARGETS:
-        query = urlencode({**COMMON_KNOBS, **knobs})
+        staged = incident.knobs() if incident is not None and incident.target == name else {}
+        query = urlencode({**COMMON_KNOBS, **knobs, **staged})
         target, _ = Target.objects.update_or_create(
             name=name,
             defaults={
@@ -141,7 +194,44 @@ def seed(mock_base_url: str, regions: list[Region]) -> list[Probe]:
             "min_regions": 3,
         },
     )
+    AlertRule.objects.get_or_create(name=DEMO_REGIONAL_RULE_NAME, defaults=DEMO_REGIONAL_RULE)
     return probes
+
+
+# Two objectives, so /slos/ has figures from the first minute: every target from every region, and a mix of users
+# over the first two regions. 95 %, not 99 %: the mock fails 2 to 3 % of calls on purpose (COMMON_KNOBS), which would
+# spend a 1 % budget from the start. The staged incidents (a target slow in one region) spend some of it.
+DEMO_OBJECTIVE_NAME = "demo: chat starts within 1.5 s"
+DEMO_MIX_OBJECTIVE_NAME = "demo: our users' mix"
+DEMO_OBJECTIVE = {
+    "ttft_threshold_ms": 1500.0,
+    "degraded_ttft_threshold_ms": 1000.0,
+    "objective_percent": 95.0,
+    "window": "rolling_30d",
+}
+
+
+def seed_objectives(regions: list[Region]) -> list[int]:
+    """Create the demo's objectives over every demo target (once; an edited one is left as it is) and count each
+    one not yet counted from the raw rows kept (none on a first run, so at once). Their ids."""
+    from probes.models import ServiceLevelObjective
+    from probes.slos.rebuild import rebuild
+
+    targets = list(Target.objects.filter(name__in=[t[0] for t in TARGETS]))
+    mix = {r.slug: share for r, share in zip(regions[:2], (60, 40), strict=False)}
+    objectives = []
+    for name, extra in ((DEMO_OBJECTIVE_NAME, {}), (DEMO_MIX_OBJECTIVE_NAME, {"mix": mix})):
+        objective, created = ServiceLevelObjective.objects.get_or_create(
+            name=name, defaults={**DEMO_OBJECTIVE, **extra}
+        )
+        if created:
+            objective.targets.set(targets)
+        objectives.append(objective)
+    for objective in objectives:
+        objective.refresh_from_db()
+        if objective.enabled and objective.counted_condition != objective.condition_fingerprint():
+            rebuild(objective.id)
+    return [o.id for o in objectives]
 
 
 DEMO_SOURCE_NAME = "demo app"

@@ -306,7 +306,10 @@ class EmbeddedPostgres:
 
     name = "PostgreSQL"
 
-    def __init__(self, state: Path) -> None:
+    def __init__(self, state: Path, *, throwaway: bool = False) -> None:
+        # A throwaway cluster (the suite's, in a temporary folder removed afterwards) need not survive a crash, so
+        # it skips the work that makes a commit durable; a demo's state is kept, so its cluster keeps it.
+        self.throwaway = throwaway
         self.root = state / "postgres"
         self.data = self.root / "data"
         self.log = self.root / "postgres.log"
@@ -393,8 +396,7 @@ class EmbeddedPostgres:
                 "max_connections=200",
                 "-c",
                 "shared_buffers=64MB",
-                "-c",
-                "fsync=on",
+                *self._durability(),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -408,6 +410,10 @@ class EmbeddedPostgres:
         self._wait_ready()
         self._ensure_database()
         return self.url
+
+    def _durability(self) -> list[str]:
+        settings = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"] if self.throwaway else ["fsync=on"]
+        return [arg for setting in settings for arg in ("-c", setting)]
 
     def _connect(self, dbname: str):
         import psycopg
@@ -587,10 +593,12 @@ class EmbeddedRedis:
 class Services:
     """The services a start needs: embedded ones for the URLs not given, the given ones otherwise."""
 
-    def __init__(self, state: Path, *, database_url: str | None, redis_url: str | None) -> None:
+    def __init__(
+        self, state: Path, *, database_url: str | None, redis_url: str | None, throwaway: bool = False
+    ) -> None:
         self.state = state.resolve()
         self.lock = StateLock(self.state)
-        self.postgres = None if database_url else EmbeddedPostgres(self.state)
+        self.postgres = None if database_url else EmbeddedPostgres(self.state, throwaway=throwaway)
         self.redis = None if redis_url else EmbeddedRedis(self.state)
         self.database_url = database_url
         self.redis_url = redis_url
@@ -659,7 +667,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         tmp = tempfile.mkdtemp(prefix="latency-embedded-")
         state = Path(tmp)
-    services = Services(state, database_url=database_url, redis_url=redis_url)
+    # The suite's services in a temporary folder are thrown away with it.
+    services = Services(state, database_url=database_url, redis_url=redis_url, throwaway=args.tests and tmp is not None)
     stop_requested = []
 
     def on_signal(signum, frame):

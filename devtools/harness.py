@@ -274,9 +274,9 @@ class UvicornServer:
 
 
 @contextlib.contextmanager
-def launch_chromium(user_data_dir: str | Path | None = None) -> Iterator:
+def launch_chromium(user_data_dir: str | Path | None = None, *, timezone_id: str | None = None) -> Iterator:
     """A Playwright BrowserContext of Debian's Chromium with a fresh profile (removed afterwards when the
-    caller gave none)."""
+    caller gave none); timezone_id (an IANA name) is the zone the pages see as the browser's own."""
     from playwright.sync_api import sync_playwright
 
     own_dir = user_data_dir is None
@@ -292,6 +292,7 @@ def launch_chromium(user_data_dir: str | Path | None = None) -> Iterator:
                 viewport=VIEWPORT,
                 # Only the site under test is reached; a service worker could hide requests from the recorder.
                 service_workers="block",
+                timezone_id=timezone_id,
             )
             try:
                 yield context

@@ -16,6 +16,9 @@ Incidents (their pages, the markers on the dashboard's pages, the header's
 count) are for signed-in users only, public mode or not: see may_read_incidents.
 Acting on one (acknowledging, silencing a target) needs its permission.
 
+Objectives' pages, SLA reports and their CSV are for signed-in users too (may_read_objectives): they show the
+objectives' incidents and silences, and what a team promised is its own business.
+
 Provider error texts can carry request ids, account names, quota details or
 a fragment of the prompt, so they follow the same rule as the raw rows in
 the CSV export. Each door answers a refusal in its own idiom (a login
@@ -71,6 +74,11 @@ def may_read_incidents(user) -> bool:
     return _signed_in(user)
 
 
+def may_read_objectives(user) -> bool:
+    """Objectives, their pages and SLA reports (and the CSV): signed-in users, public mode or not."""
+    return may_read_incidents(user)
+
+
 # Error texts are raw measurement data: the same rule, by name where it is used.
 may_see_errors = may_read_measurements
 
@@ -110,6 +118,31 @@ def incident_page(view):
         if not may_read_incidents(request.user):
             return redirect_to_login(request.get_full_path())
         return view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def objective_page(view):
+    """Objective pages and SLA reports: sign in first, public mode or not (may_read_objectives)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not may_read_objectives(request.user):
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return require_safe(wrapper)
+
+
+def objective_export(view):
+    """Async: an SLA report's CSV, for whoever may read its page (may_read_objectives)."""
+
+    @wraps(view)
+    async def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        user = await request.auser()
+        if not may_read_objectives(user):
+            return redirect_to_login(request.get_full_path())
+        return await view(request, *args, **kwargs)
 
     return require_safe(wrapper)
 

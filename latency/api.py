@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from latency import aggregates, charts
+from latency import aggregates, charts, per_target
 from latency.access import dashboard_api, may_see_workers
 from latency.charts.distribution import histogram_figure
 from latency.charts.over_time import timeseries_figure, wants_lines
@@ -120,16 +120,7 @@ def _map_target(f: Selection) -> dict | None:
     the map; None unless exactly one target is selected."""
     if len(f.target_ids or ()) != 1:
         return None
-    target = Target.objects.filter(id=f.target_ids[0]).first()
-    if target is None:
-        return None
-    return {
-        "id": target.id,
-        "name": target.name,
-        "location_name": target.location_name,
-        "lat": target.latitude,
-        "lon": target.longitude,
-    }
+    return per_target.map_target_json(f.target_ids[0])
 
 
 def _has_value(row: dict) -> bool:
@@ -154,8 +145,9 @@ def _real_no_data(f: Selection, places: readings.real_users.Rows) -> str:
     return _("No real users' calls %(window)s.") % {"window": window_phrase(f)}
 
 
-@partial(chart_endpoint, with_form=True)
-def overview(f: Selection, form: DashboardFilterForm) -> dict:
+def overview_body(f: Selection, form: DashboardFilterForm) -> dict:
+    """The map's figure, rows and notes for the filters: /api/overview's answer, and the first map the overview
+    page carries with it (views.overview), so the map draws without waiting for a round trip."""
     layer = form.cleaned_data["layer"]
     if layer == "real":
         places = real_user_places(f)
@@ -170,9 +162,17 @@ def overview(f: Selection, form: DashboardFilterForm) -> dict:
             "empty": "",
             "no_data": _real_no_data(f, places),
         }
-    rows, health = aggregates.region_summary(f, timezone.now())
+    apart = per_target.keeps_apart(f, form.cleaned_data)
+    extra: dict = {"per_target": apart}
+    if apart:
+        shown = per_target.map_rows(f, form.cleaned_data.get("map_target"), timezone.now())
+        rows, health, map_target = shown.rows, shown.health, shown.target
+        extra |= {"map_target": shown.chosen, "map_targets": shown.ranked}
+    else:
+        rows, health = aggregates.region_summary(f, timezone.now())
+        map_target = _map_target(f)
     samples = sum(row["samples"] for row in rows)
-    figure = charts.world_map(rows, _map_target(f), f.metric, f.percentile_label, health)
+    figure = charts.world_map(rows, map_target, f.metric, f.percentile_label, health)
     real = real_user_places(f).rows if layer == "both" else []
     if trace := real_users_trace(real, scale=False):
         # Beneath the regions' markers: a city with a region of its own keeps the region's marker visible and
@@ -186,40 +186,65 @@ def overview(f: Selection, form: DashboardFilterForm) -> dict:
         "samples": samples,
         "empty": "" if samples else empty_window_message(f),
         "no_data": no_data_message(f, has_values=any(row["value"] is not None for row in rows)),
+        **extra,
     }
 
 
-@chart_endpoint
-def histograms(f: Selection) -> dict:
+overview = chart_endpoint(overview_body, with_form=True)
+
+
+@partial(chart_endpoint, with_form=True)
+def histograms(f: Selection, form: DashboardFilterForm) -> dict:
+    if per_target.keeps_apart(f, form.cleaned_data):
+        by_target, target_rows = readings.distribution_by_target(f)
+        targets = {row["target_id"]: row["target"] for row in target_rows}
+        region_names = {(row["target_id"], row["region"]): row["region_name"] for row in target_rows}
+        figure = histogram_figure(by_target, f.metric, f.percentile, names=region_names, targets=targets)
+        return {
+            "figure": charts.figure_json(figure),
+            "rows": target_rows,
+            "per_target": True,
+            "no_data": no_data_message(f, has_values=bool(by_target)),
+        }
     hists, rows = readings.distribution_rows(f)
     names = dict(Region.objects.filter(slug__in=list(hists)).values_list("slug", "name"))
     figure = histogram_figure(hists, f.metric, f.percentile, names=names)
     return {
         "figure": charts.figure_json(figure),
         "rows": rows,
+        "per_target": False,
         "no_data": no_data_message(f, has_values=bool(hists)),
     }
 
 
 @partial(chart_endpoint, with_form=True)
 def timeseries(f: Selection, form: DashboardFilterForm) -> dict:
-    rows = readings.series(f)
-    lines = wants_lines(form.cleaned_data.get("over_time"), len(f.region_ids))
+    apart = per_target.keeps_apart(f, form.cleaned_data)
+    rows = readings.series_by_target(f) if apart else readings.series(f)
+    lines = wants_lines(form.cleaned_data.get("over_time"), len(f.region_ids), per_target=apart)
     figure = timeseries_figure(
-        rows, f.metric, f.percentile, lines=lines, step=readings.bucket_size(f), window=(f.since, f.until)
+        rows,
+        f.metric,
+        f.percentile,
+        lines=lines,
+        step=readings.bucket_size(f),
+        window=(f.since, f.until),
+        incidents=readings.incidents_overlapping(f.since, f.until, target_ids=f.target_ids, region_ids=f.region_ids),
     )
     return {
         "figure": charts.figure_json(figure),
         "rows": rows,
         "lines": lines,
+        "per_target": apart,
         "no_data": no_data_message(f, has_values=any(_has_value(row) for row in rows)),
     }
 
 
-@chart_endpoint
-def phases(f: Selection) -> dict:
-    rows = readings.phases(f)
-    return {"figure": charts.figure_json(charts.phases_figure(rows)), "rows": rows}
+@partial(chart_endpoint, with_form=True)
+def phases(f: Selection, form: DashboardFilterForm) -> dict:
+    apart = per_target.keeps_apart(f, form.cleaned_data)
+    rows = readings.phases(f, by_target=apart)
+    return {"figure": charts.figure_json(charts.phases_figure(rows)), "rows": rows, "per_target": apart}
 
 
 @chart_endpoint

@@ -55,6 +55,8 @@ from probes.timeparse import parse_when
 
 MAP_LAYERS = ("synthetic", "real", "both")
 DEFAULT_LAYER = "both"
+# The "pool targets" checkbox's one value (a GET form sends pool=on when ticked, nothing otherwise).
+POOL_CHOICES = ("on",)
 
 # The largest id PostgreSQL's bigint holds: a longer number cannot name a row.
 MAX_ID = 2**63 - 1
@@ -158,6 +160,23 @@ class RegionSlugs(Param):
         return list(dict.fromkeys(by_slug[s] for s in slugs))
 
 
+class MapTarget(Once):
+    """The map's target when several are chosen: a target id, "best" (each region coloured by its best
+    target), or absent (the best-ranked target, latency.per_target)."""
+
+    def to_python(self, values):
+        text = super().to_python(values)
+        if text is None or text == "best":
+            return text
+        if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
+            raise ValidationError(
+                _("%(param)s must be a target id or best, got %(value)s") % {"param": self.param, "value": repr(text)}
+            )
+        if not Target.objects.filter(id=int(text)).exists():
+            raise ValidationError(_("unknown %(param)s id %(ids)s") % {"param": self.param, "ids": text})
+        return int(text)
+
+
 class Outcomes(forms.MultipleChoiceField):
     """Repeatable outcome names, without repeats."""
 
@@ -236,6 +255,10 @@ class DashboardFilterForm(ParamsForm):
     over_time = Once(choices=OVER_TIME_FORMS)
     # The map's layers: the probes' regions, real users' cities, or both (real users show only where they are).
     layer = Once(choices=MAP_LAYERS, default=DEFAULT_LAYER)
+    # pool=on: several targets' calls merged into one figure per region, as if one target; off (absent), every
+    # figure keeps targets apart (latency.per_target).
+    pool = Once(choices=POOL_CHOICES)
+    map_target = MapTarget()
 
     def clean(self):
         data = super().clean()
@@ -311,6 +334,8 @@ class DashboardFilterForm(ParamsForm):
             "metric": data["metric"] if valid else last("metric", DEFAULT_METRIC),
             "over_time": (data.get("over_time") or "") if valid else last("over_time", ""),
             "layer": (data.get("layer") or DEFAULT_LAYER) if valid else last("layer", DEFAULT_LAYER),
+            "pool": bool(data.get("pool")) if valid else bool(self.typed("pool")),
+            "map_target": str(data.get("map_target") or "") if valid else last("map_target", ""),
         }
 
     def query_without(self, *names: str) -> str:
@@ -328,6 +353,8 @@ class RegionPageFilterForm(DashboardFilterForm):
     target = None
     region = None
     layer = None
+    pool = None
+    map_target = None
 
 
 # /where/?share-<region slug>=<number>: one parameter per region, the same
@@ -370,6 +397,8 @@ class MixForm(DashboardFilterForm):
     target = None
     region = None
     layer = None
+    pool = None
+    map_target = None
     # "Use my real users' places from the last 7 days": the mix is the real users' calls, each at the
     # region nearest its city (probes.readings.real_users.region_shares), instead of shares typed in.
     real_users = Once(choices=REAL_USER_MIX_WINDOWS)
@@ -570,3 +599,66 @@ def dashboard_filters(params, now: datetime) -> Filters:
 def export_filters(params, now: datetime) -> ExportFilters:
     """ExportFilters from export query parameters, or BadParameter naming the first bad one."""
     return ExportFilterForm(params, now=now).result()
+
+
+class LeaderboardForm(DashboardFilterForm):
+    """A model group's leaderboard (/models/<id>/ and the API's leaderboard): the dashboard's window, metric
+    and percentile (the ranking), and where from: one region (a slug), a traffic mix (mix=slug:share,...,
+    shares as on /where/, normalised), or neither (every region)."""
+
+    target = None
+    region = Once()
+    over_time = None
+    layer = None
+    mix = Once()
+
+    def clean_region(self) -> str | None:
+        slug = self.cleaned_data.get("region")
+        if slug is not None and ("\x00" in slug or not Region.objects.filter(slug=slug).exists()):
+            raise ValidationError(_("unknown %(param)s %(slugs)s") % {"param": "region", "slugs": repr(slug)})
+        return slug
+
+    def clean_mix(self) -> dict[int, float]:
+        text = self.cleaned_data.get("mix")
+        if not text:
+            return {}
+        shares: dict[str, float] = {}
+        for part in text.split(","):
+            slug, sep, number = part.strip().partition(":")
+            try:
+                share = float(number) if sep else math.nan
+            except ValueError:
+                share = math.nan
+            if not 0 <= share <= MAX_SHARE:
+                raise ValidationError(
+                    _("mix must be region:share pairs separated by commas, each share from 0 to %(max)s; got %(part)s")
+                    % {"max": f"{MAX_SHARE:,}", "part": repr(part)}
+                )
+            shares[slug] = shares.get(slug, 0.0) + share
+        askable = [s for s in shares if "\x00" not in s]
+        by_slug = dict(Region.objects.filter(slug__in=askable).values_list("slug", "id"))
+        unknown = [s for s in shares if s not in by_slug]
+        if unknown:
+            raise ValidationError(
+                _("unknown %(param)s %(slugs)s") % {"param": "region", "slugs": ", ".join(repr(s) for s in unknown)}
+            )
+        if not any(shares.values()):
+            raise ValidationError(_("every share is 0: give at least one region a share above 0"))
+        return {by_slug[slug]: share for slug, share in shares.items()}
+
+    def clean(self):
+        data = super().clean()
+        if data.get("region") and data.get("mix"):
+            self.add_error("mix", _("give region or mix, not both"))
+        return data
+
+    def build(self) -> tuple[Filters, str | None, dict[int, float]]:  # type: ignore[override]
+        data = self.cleaned_data
+        f = Filters(
+            since=data["since"],
+            until=data["until"],
+            metric=data["metric"],
+            percentile=PERCENTILES[data["percentile"]],
+            window=data["window"],
+        )
+        return f, data.get("region"), data.get("mix") or {}

@@ -57,7 +57,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "latency.admin_config.LatencyAdminConfig",  # django.contrib.admin, its index grouped (probes.admin_site)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -212,6 +212,7 @@ CELERY_TASK_ROUTES = {
     "probes.heartbeat": {"queue": "health"},
     "probes.evaluate_alerts": {"queue": "maintenance"},
     "probes.deliver_notification": {"queue": "maintenance"},
+    "probes.slos.rebuild_objective": {"queue": "maintenance"},
 }
 CELERY_BEAT_SCHEDULE = {
     "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},
@@ -262,6 +263,9 @@ if LATENCY_REGION_DARK_AFTER <= LATENCY_REGION_STALE_AFTER:
         f"LATENCY_REGION_DARK_AFTER={LATENCY_REGION_DARK_AFTER} must be longer than "
         f"LATENCY_REGION_STALE_AFTER={LATENCY_REGION_STALE_AFTER} (seconds)"
     )
+# The map rings a region's marker in red only from this share of failed calls in the window on (the legend
+# states it): a single failure among hundreds of calls is noise, not a region in trouble.
+LATENCY_MAP_ERROR_RING_RATIO = env_float("LATENCY_MAP_ERROR_RING_RATIO")
 # Missed runs (probes.fleet.missed): each pass looks back this far behind the grace line, so
 # a central outage shorter than this still has its slots recorded once it is back.
 LATENCY_MISSED_LOOKBACK = env_int("LATENCY_MISSED_LOOKBACK")

@@ -237,7 +237,6 @@ def warm_statements() -> list[str]:
     from django.contrib.sessions.models import Session
 
     from probes.models import (
-        DailyRollup,
         HourlyRollup,
         Measurement,
         MissedRun,
@@ -257,7 +256,6 @@ def warm_statements() -> list[str]:
     grouped = [
         (Measurement, "started_at >= now() - interval '1 hour' AND scheduled_for >= now() - interval '2 hours'"),
         (HourlyRollup, "hour >= now() - interval '1 day'"),
-        (DailyRollup, "day >= now() - interval '30 days'"),
         (SeriesRollup, blocks),
         (MissedRun, "scheduled_for >= now() - interval '1 day'"),
     ]

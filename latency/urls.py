@@ -3,16 +3,31 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
-from latency import api, export_views, incident_views, metrics_views, otlp_views, rum_views, views
+from latency import (
+    api,
+    export_views,
+    incident_views,
+    metrics_views,
+    model_views,
+    otlp_views,
+    rum_views,
+    slo_views,
+    views,
+)
 
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("regions/<slug:slug>/", views.region_detail, name="region"),
     path("where/", views.where_users_are, name="where-users-are"),
     path("targets/<int:target_id>/", views.target_detail, name="target"),
+    path("models/", model_views.model_groups, name="model-groups"),
+    path("models/<int:group_id>/", model_views.model_group, name="model-group"),
     path("incidents/", incident_views.incidents, name="incidents"),
     path("incidents/<int:incident_id>/", incident_views.incident_detail, name="incident"),
     path("incidents/<int:incident_id>/acknowledge", incident_views.acknowledge, name="incident-acknowledge"),
+    path("slos/", slo_views.objectives, name="slos"),
+    path("slos/<int:slo_id>/", slo_views.objective, name="slo"),
+    path("slos/<int:slo_id>/report", slo_views.report, name="slo-report"),
     path("targets/<int:target_id>/silence", incident_views.silence_target, name="target-silence"),
     path("silences/<int:silence_id>/end", incident_views.end_silence, name="silence-end"),
     # The REST API (latency.api_v1): tokens or the session, the admin's permissions, an OpenAPI 3 schema.
@@ -30,6 +45,7 @@ urlpatterns = [
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
     path("export/real-users.csv", export_views.real_users, name="export-real-users"),
+    path("export/slo-report.csv", slo_views.report_csv, name="export-slo-report"),
     # Public, key-authenticated and csrf_exempt: other sites' pages send it (latency.rum_views).
     path("rum/v1/beacon", rum_views.beacon, name="rum-beacon"),
     # OTLP/HTTP receiver: public, authenticated by an ingest token (latency/otlp_views.py).

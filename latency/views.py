@@ -20,7 +20,7 @@ from django.utils.text import capfirst
 from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
-from latency import labels
+from latency import charts, labels
 from latency import real_users as real_user_panel
 from latency.access import dashboard_page, may_read_incidents, may_see_errors, may_see_workers, visible_rows
 from latency.forms import REAL_USER_MIX_WINDOWS, DashboardFilterForm, MixForm, RegionPageFilterForm
@@ -205,11 +205,18 @@ def overview(request: HttpRequest) -> HttpResponse:
     f, error = _filters(form)
     no_probes = not Probe.objects.exists()
     empty_message = no_data = ""
+    first_map = None
     if f is not None and not no_probes:
         rows = readings.summary(f)
         if not any(row["samples"] for row in rows):
             empty_message = empty_window_message(f)
         no_data = no_data_message(f, has_values=any(row["value"] is not None for row in rows))
+        # Here, not at the top: latency.api imports this module for its messages.
+        from latency import api
+
+        # The map's first figure comes with the page: drawn as soon as the script runs, never a blank box
+        # waiting for /api/overview after sign-in. The script reads the same endpoint for every later change.
+        first_map = api.json_safe(api.overview_body(f, form))
     selected = form.selected
     targets = list(Target.objects.order_by("name"))
     chosen = [t.name for t in targets if t.id in selected["targets"]]
@@ -232,11 +239,18 @@ def overview(request: HttpRequest) -> HttpResponse:
         "metrics": METRICS,
         "layers": MAP_LAYERS,
         "real_users_min": readings.real_users.min_samples(),
+        # The map's "colour for" choice, only while several targets are kept apart (per_target.keeps_apart):
+        # with one target it would be an empty row above the map until the script hid it.
+        "map_choice": not selected["pool"]
+        and (len(selected["targets"]) > 1 if selected["targets"] else len(targets) > 1),
+        # The map's red ring and the share of failed calls it starts at (LATENCY_MAP_ERROR_RING_RATIO).
+        "error_ring_text": charts.error_ring_text(),
         # The form re-renders from the bound form: what was typed, mistakes included.
         "form": form,
         "export_query": export_query(form.selected),
         "without_regions": form.query_without("region"),
         "dashboard_config": _dashboard_config(f),
+        "first_map": first_map,
         # The health line: what the ingest could not store (kept as dead letters).
         "rejected_recently": deadletters.recent_count(timezone.now()),
         "open_incidents": markers(request),

@@ -2,16 +2,19 @@ from __future__ import annotations
 
 import json
 from datetime import UTC
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import Count
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from probes import geo
 from probes.admin_base import WrittenByCodeAdmin
 from probes.exports import stamp
 from probes.exports.measurements import selection_csv
@@ -20,7 +23,6 @@ from probes.fleet.credentials_admin import CentralKeyAdmin, RegionCredentialsAdm
 from probes.forms import ProbeAdminForm, TargetAdminForm
 from probes.models import (
     CentralKey,
-    DailyRollup,
     DeadLetter,
     HourlyRollup,
     Measurement,
@@ -72,6 +74,21 @@ class TargetAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_probe_count=Count("probes"))
 
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if not settings.LATENCY_EMULATED_GEOGRAPHY:
+            return fieldsets
+        # Emulated geography places a target without coordinates somewhere: the form says where, before it is
+        # saved without them (probes.scheduling.region_spec).
+        note = _(
+            "Geography is emulated on this site: every region pays the round trip to these coordinates. A target "
+            "without them is emulated as hosted in {place}."
+        ).format(place=geo.DEFAULT_HOSTING_NAME)
+        return tuple(
+            (name, {**options, "description": note}) if "latitude" in options.get("fields", ()) else (name, options)
+            for name, options in fieldsets
+        )
+
     @admin.display(description=_("host"))
     def host(self, obj: Target) -> str:
         # The full URL is long and mostly path; the host is what tells targets apart.
@@ -80,6 +97,22 @@ class TargetAdmin(admin.ModelAdmin):
     @admin.display(description=_("probes"), ordering="_probe_count")
     def probe_count(self, obj: Target) -> int:
         return obj._probe_count
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # A target measures nothing until a probe runs it: the next step is offered at once, with the target
+        # chosen on the probe's form.
+        if self.admin_site.is_registered(Probe) and request.user.has_perm("probes.add_probe"):
+            url = f"{reverse('admin:probes_probe_add')}?{urlencode({'target': obj.pk})}"
+            self.message_user(
+                request,
+                format_html(
+                    _('“{target}” is measured once a probe runs it: <a href="{url}">add a probe for it</a>.'),
+                    target=obj.name,
+                    url=url,
+                ),
+                messages.INFO,
+            )
+        return super().response_add(request, obj, post_url_continue)
 
 
 @admin.register(Probe)
@@ -283,15 +316,6 @@ class HourlyRollupAdmin(WrittenByCodeAdmin):
         return _percentile(obj.tokens_per_s_hist, 0.5)
 
 
-@admin.register(DailyRollup)
-class DailyRollupAdmin(HourlyRollupAdmin):
-    """Whole days merged from hourly rollups, for long dashboard windows."""
-
-    list_display = ("day", "probe", "region", "samples", "errors", "ttft_p50", "ttft_p95", "tokens_per_s")
-    date_hierarchy = "day"
-    ordering = ("-day",)
-
-
 @admin.register(DeadLetter)
 class DeadLetterAdmin(WrittenByCodeAdmin):
     """What the ingest rejected, as received. Read-only for everyone: these
@@ -347,6 +371,10 @@ from probes.alerts import channels_admin, incidents_admin, rules_admin  # noqa: 
 # API tokens for /api/v1/ (shown once, revocable): their own admin module.
 from probes.apitokens import admin as apitokens_admin  # noqa: E402, F401
 from probes.fleet import admin_workers  # noqa: E402, F401
+from probes.modelgroups import admin as modelgroups_admin  # noqa: E402, F401
 
 # Ingest sources of real users' calls (a token shown once, "Rotate token"): their own admin module.
 from probes.realusers import admin as realusers_admin  # noqa: E402, F401
+
+# Service level objectives (Configuration) and their hourly counts (Records, read-only): their own admin module.
+from probes.slos import admin as slos_admin  # noqa: E402, F401

@@ -12,7 +12,7 @@ from probes.jsondepth import MAX_DEPTH, TooDeep, bounded
 from probes.models import Probe, Target
 from probes.presets import PRESET_FIELDS, admin_fill_data
 
-NO_REGION = "Choose at least one region: a probe with no region never runs."
+NO_REGION = gettext_lazy("Choose at least one region: a probe with no region never runs.")
 
 
 def follow_model_bounds(form: forms.ModelForm) -> None:

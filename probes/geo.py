@@ -79,3 +79,21 @@ def emulated_rtt_ms(
 
 def emulated_jitter_ms(rtt_ms: float) -> float:
     return max(MIN_JITTER_MS, JITTER_SHARE * rtt_ms)
+
+
+# Where emulated geography places a target that names no hosting location (a target added by hand in the demo):
+# the region most API providers serve from when they say nothing else. Without a place it would pay no round trip
+# at all, and read a few milliseconds from every region of the world.
+DEFAULT_HOSTING_NAME = "AWS us-east-1, Ashburn, Virginia"
+DEFAULT_HOSTING = (39.0438, -77.4874)
+# The header a probe's request carries under emulated geography, naming the region the call stands for: all the
+# regions call from one machine, and a mock server (devtools/mockllm) may behave differently for one of them.
+EMULATED_REGION_HEADER = "x-emulated-region"
+
+
+def emulated_hosting(latitude: float | None, longitude: float | None) -> tuple[float, float, bool]:
+    """(latitude, longitude, assumed) of a target's hosting location for emulated geography: its own, or
+    DEFAULT_HOSTING (assumed=True) when it names none."""
+    if latitude is None or longitude is None:
+        return DEFAULT_HOSTING[0], DEFAULT_HOSTING[1], True
+    return latitude, longitude, False

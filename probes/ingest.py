@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TypeVar
@@ -31,6 +31,7 @@ from probes.fleet.trust import Origin
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import count_ingest
 from probes.rollups.locks import hold_ingest_ids
+from probes.slos.counting import ingest_counts_ctes, lock_objectives
 from probes.slot_time import SLOT_AHEAD_GRACE, SLOT_EARLY, SLOT_LATE, slot_is_ahead, started_near_slot
 
 log = logging.getLogger(__name__)
@@ -311,6 +312,8 @@ def _insert(kept: list[dict]) -> list[dict]:
     connection.ensure_connection()
     # Before the INSERT draws ids, so a rebuild's cut never falls among the ids of an uncommitted batch.
     hold_ingest_ids()
+    # Also before the INSERT: the objectives' counting against a rebuild (probes.slos.counting).
+    counting = lock_objectives()
     # Django's error wrapper, as around its own cursors: a refusal from this
     # raw cursor is then a django.db.DatabaseError like any other, and takes
     # the one-by-one path of store_with_retry instead of escaping it.
@@ -319,7 +322,7 @@ def _insert(kept: list[dict]) -> list[dict]:
         with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
             for row in kept:
                 copy.write_row([row[c] for c in COLUMNS])
-        cur.execute(_insert_sql())
+        cur.execute(_insert_sql(counting=counting))
         inserted = cur.fetchall()
     by_key = {(r["probe_id"], r["region_id"], r["scheduled_for"]): r for r in kept}
     items = []
@@ -343,20 +346,60 @@ _STAGE_SQL = (
 
 
 @functools.cache
-def _insert_sql() -> str:
+def _insert_sql(per_hour: bool = False, counting: bool = False) -> str:
+    """The statement storing the staged rows. per_hour: answer (hour, rows stored) instead of a row per
+    measurement, for bulk loads that broadcast nothing (store_copied). counting: add the stored rows to the
+    objectives' hour counts too (probes.slos.counting), when any objective is enabled."""
     from probes.models import Measurement
     from probes.tally import tally_sql
 
     cols = ", ".join(COLUMNS)
-    # The tally (probes.tally: /metrics' counters) adds exactly the rows this INSERT stored, in the same statement
-    # and transaction: a slot stored before (a redelivered message) is neither stored nor counted again.
+    answer = (
+        "SELECT date_trunc('hour', started_at), count(*) FROM stored GROUP BY 1"
+        if per_hour
+        else "SELECT id, probe_id, region_id, scheduled_for FROM stored"
+    )
+    # The tally's histogram column, and the classifier's (probes.slos.classify), named once each.
+    returned = dict.fromkeys(
+        [
+            *("id", "probe_id", "region_id", "scheduled_for", "started_at", "target_id", "outcome"),
+            *(PROMETHEUS_HISTOGRAM.column, "ttft_ms", "total_ms", "output_tokens"),
+        ]
+    )
+    # The tally (probes.tally: /metrics' counters) and the objectives' counts add exactly the rows this INSERT
+    # stored, in the same statement and transaction: a slot stored before (a redelivered message) is neither
+    # stored nor counted again.
+    counted = f", {ingest_counts_ctes('stored')}" if counting else ""
     return (
         f"WITH stored AS (INSERT INTO {Measurement._meta.db_table} ({cols}) SELECT {cols} FROM {_STAGE} "
         "ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING "
-        f"RETURNING id, probe_id, region_id, scheduled_for, target_id, outcome, {PROMETHEUS_HISTOGRAM.column}), "
-        f"tallied AS ({tally_sql('stored')}) "
-        "SELECT id, probe_id, region_id, scheduled_for FROM stored"
+        f"RETURNING {', '.join(returned)}), "
+        f"tallied AS ({tally_sql('stored')})"
+        f"{counted} "
+        f"{answer}"
     )
+
+
+def store_copied(blocks: Iterable[bytes], slots: Iterable[datetime]) -> int:
+    """Store rows already in COPY text format (tab-separated, \\N for NULL, the columns of COLUMNS in order) by
+    ingest's own statement: the same staging table, insert-or-ignore, tally and stale-hour marks as store(), for a
+    bulk load of rows that were never payloads and that nobody is watching live (the demo's history,
+    devtools/demo_history.py). Nothing is validated or broadcast: the caller vouches for the rows. `slots` are
+    the rows' scheduled_for (their days get partitions first). Returns the rows stored."""
+    partitions.ensure_for_rows(partitions.MEASUREMENTS, slots, datetime.now(UTC))
+    with transaction.atomic():
+        connection.ensure_connection()
+        hold_ingest_ids()
+        counting = lock_objectives()
+        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cur:
+            cur.execute(_STAGE_SQL)
+            with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+                for block in blocks:
+                    copy.write(block)
+            cur.execute(_insert_sql(per_hour=True, counting=counting))
+            stored = dict(cur.fetchall())
+        _mark_hours_stale(set(stored))
+    return sum(stored.values())
 
 
 def _live_item(mid: int, row: dict) -> dict:

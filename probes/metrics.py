@@ -7,8 +7,8 @@ could be dropped silently. Everything that needs a metric's column, unit,
 label, histogram or CSV column iterates METRICS instead.
 
 Adding a metric: an entry here, the model field(s) (the raw column on
-Measurement; with histogram=True also `<name>_hist` on HourlyRollup and
-DailyRollup), and a migration. tests/readings/test_metric_registry.py fails when the
+Measurement; with histogram=True also `<name>_hist` on RollupCounts, which
+every rollup model shares), and a migration. tests/readings/test_metric_registry.py fails when the
 engine's result grows a field that ingest neither stores nor lists in
 IGNORED_ENGINE_FIELDS with a reason.
 

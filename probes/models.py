@@ -40,7 +40,6 @@ from probes.engine.result import (
 from probes.engine.styles.gemini import model_in_url
 from probes.presets import placeholder_error, preset_errors
 from probes.rollup_models import (  # noqa: F401 (re-exported: the app's models live in probes.models)
-    DailyRollup,
     HourCut,
     HourlyRollup,
     HourVersion,
@@ -61,11 +60,23 @@ STYLE_LABELS = {
     "openai": _("OpenAI-compatible chat completions"),
     "responses": _("OpenAI Responses API"),
     "anthropic": _("Anthropic Messages"),
-    "gemini": _("Google Gemini"),
+    "gemini": "Google Gemini",  # a product's name, the same in every language
     "http": _("Plain HTTP (phases only, no tokens)"),
 }
 STYLE_CHOICES = [(style, STYLE_LABELS.get(style, style)) for style in STYLES]
-OUTCOME_CHOICES = [(outcome, outcome.replace("_", " ")) for outcome in OUTCOMES]
+OUTCOME_LABELS = {
+    "ok": _("ok"),
+    "dns_error": _("DNS error"),
+    "connect_error": _("connect error"),
+    "tls_error": _("TLS error"),
+    "timeout": _("timeout"),
+    "http_error": _("HTTP error"),
+    "upstream_error": _("upstream error"),
+    "truncated": _("truncated"),
+    "protocol_error": _("protocol error"),
+    "config_error": _("config error"),
+}
+OUTCOME_CHOICES = [(outcome, OUTCOME_LABELS.get(outcome, outcome.replace("_", " "))) for outcome in OUTCOMES]
 HTTP_VERSION_CHOICES = [
     (HTTP_1_1, _("HTTP/1.1 (what the official Python SDKs use)")),
     (HTTP_2, _("HTTP/2, falling back to HTTP/1.1 when the server refuses it (the reason is stored)")),
@@ -74,8 +85,8 @@ HTTP_VERSION_CHOICES = [
 # Provider names are proper nouns, not translated.
 PROVIDER_CHOICES = [("", _("custom (none)"))] + [(p.key, p.label) for p in PROVIDER_LIST]
 CONNECTION_CHOICES = [
-    (COLD, "cold (new connection: DNS, TCP and TLS are measured)"),
-    (WARM, "warm (reused connection)"),
+    (COLD, _("cold (new connection: DNS, TCP and TLS are measured)")),
+    (WARM, _("warm (reused connection)")),
 ]
 
 # Header names whose value is a credential. Storing one literally would put a
@@ -294,9 +305,11 @@ def _coordinate_checks(prefix: str) -> list[models.CheckConstraint]:
 class Region(models.Model):
     """Where probes run from: one Celery queue of workers per region."""
 
-    slug = models.SlugField(unique=True, help_text=_('Stable identifier and worker queue name, e.g. "af-lagos".'))
-    name = models.CharField(max_length=100)
-    city = models.CharField(max_length=100)
+    slug = models.SlugField(
+        unique=True, help_text=_('Stable identifier and worker queue name, e.g. "af-lagos".'), verbose_name=_("slug")
+    )
+    name = models.CharField(max_length=100, verbose_name=_("name"))
+    city = models.CharField(max_length=100, verbose_name=_("city"))
     country = models.CharField(
         max_length=2,
         validators=[
@@ -307,12 +320,15 @@ class Region(models.Model):
             )
         ],
         help_text=_("ISO 3166-1 alpha-2 code, e.g. NG, GB, US."),
+        verbose_name=_("country"),
     )
-    latitude = models.FloatField(validators=latitude_validators)
-    longitude = models.FloatField(validators=longitude_validators)
-    active = models.BooleanField(default=True, help_text=_("Inactive regions are not scheduled."))
+    latitude = models.FloatField(validators=latitude_validators, verbose_name=_("latitude"))
+    longitude = models.FloatField(validators=longitude_validators, verbose_name=_("longitude"))
+    active = models.BooleanField(
+        default=True, help_text=_("Inactive regions are not scheduled."), verbose_name=_("active")
+    )
     # Runs are counted as missed only from here on: a region just (re)activated has missed nothing before.
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     class Meta:
         ordering = ["name"]
@@ -324,6 +340,8 @@ class Region(models.Model):
                 violation_error_message=_("Country must be an ISO 3166-1 alpha-2 code: two upper-case letters."),
             ),
         ]
+        verbose_name = _("region")
+        verbose_name_plural = _("regions")
 
     def __str__(self) -> str:
         return self.name
@@ -333,8 +351,8 @@ class Target(models.Model):
     """An API endpoint to measure. Holds no secret: only the name of the
     environment variable that holds the key on the workers."""
 
-    name = models.CharField(max_length=100, unique=True)
-    api_style = models.CharField(max_length=16, choices=STYLE_CHOICES, default="openai")
+    name = models.CharField(max_length=100, unique=True, verbose_name=_("name"))
+    api_style = models.CharField(max_length=16, choices=STYLE_CHOICES, default="openai", verbose_name=_("api style"))
     url = models.CharField(
         "URL",
         max_length=2000,
@@ -352,9 +370,10 @@ class Target(models.Model):
             "Model name sent with the request. Required for OpenAI and Anthropic styles, and for Gemini "
             "unless the URL names the model."
         ),
+        verbose_name=_("model"),
     )
     api_key_env = models.CharField(
-        "API key environment variable",
+        _("API key environment variable"),
         max_length=100,
         blank=True,
         validators=[validate_env_name],
@@ -373,14 +392,18 @@ class Target(models.Model):
             '"2023-06-01"}. ${VAR} in a value is read from the worker\'s environment, if its LATENCY_PROVIDER_ENV '
             "allows the name; secret headers (Authorization, x-api-key, ...) must use ${VAR}."
         ),
+        verbose_name=_("headers"),
     )
     location_name = models.CharField(
-        max_length=200, blank=True, help_text=_('Where the endpoint is served from, e.g. "AWS us-east-1, Ashburn".')
+        max_length=200,
+        blank=True,
+        help_text=_('Where the endpoint is served from, e.g. "AWS us-east-1, Ashburn".'),
+        verbose_name=_("location name"),
     )
-    latitude = models.FloatField(null=True, blank=True, validators=latitude_validators)
-    longitude = models.FloatField(null=True, blank=True, validators=longitude_validators)
+    latitude = models.FloatField(null=True, blank=True, validators=latitude_validators, verbose_name=_("latitude"))
+    longitude = models.FloatField(null=True, blank=True, validators=longitude_validators, verbose_name=_("longitude"))
     ca_bundle = models.CharField(
-        "CA bundle",
+        _("CA bundle"),
         max_length=500,
         blank=True,
         validators=[validate_ca_bundle],
@@ -408,11 +431,13 @@ class Target(models.Model):
             "exactly as the style defines."
         ),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["name"]
         constraints = _coordinate_checks("target")
+        verbose_name = _("target")
+        verbose_name_plural = _("targets")
 
     def __str__(self) -> str:
         return self.name
@@ -442,9 +467,11 @@ class Target(models.Model):
             ) % {"model": named}
         if not self.model:
             if self.api_style in ("openai", "responses", "anthropic"):
-                errors["model"] = f"A model is required for the {STYLE_LABELS[self.api_style]} style."
+                errors["model"] = gettext("A model is required for the %(style)s style.") % {
+                    "style": STYLE_LABELS[self.api_style]
+                }
             elif self.api_style == "gemini" and self.url and not self.url_names_model:
-                errors["model"] = (
+                errors["model"] = gettext(
                     "A model is required for Gemini unless the URL names it (.../models/NAME:streamGenerateContent)."
                 )
         if self.http_version == HTTP_2_ONLY and not (self.url or "").startswith("https://"):
@@ -453,7 +480,7 @@ class Target(models.Model):
         if (self.latitude is None) != (self.longitude is None):
             # A single coordinate cannot be drawn on the map: ask for both.
             missing = "longitude" if self.longitude is None else "latitude"
-            errors[missing] = "Enter both latitude and longitude, or neither."
+            errors[missing] = gettext("Enter both latitude and longitude, or neither.")
         errors.update(
             preset_errors(
                 provider_key=self.provider,
@@ -481,9 +508,9 @@ def _passes(validator, value) -> bool:
 class Probe(models.Model):
     """A recurring call to a target from a set of regions."""
 
-    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="probes")
-    name = models.CharField(max_length=100)
-    prompt = models.TextField(default="Say hello in five words.")
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="probes", verbose_name=_("target"))
+    name = models.CharField(max_length=100, verbose_name=_("name"))
+    prompt = models.TextField(default="Say hello in five words.", verbose_name=_("prompt"))
     max_tokens = models.PositiveIntegerField(
         default=64,
         validators=[
@@ -492,6 +519,7 @@ class Probe(models.Model):
                 MAX_TOKENS_LIMIT, message=format_lazy(_("max_tokens must be at most {limit}."), limit=MAX_TOKENS_LIMIT)
             ),
         ],
+        verbose_name=_("max tokens"),
     )
     interval_seconds = models.PositiveIntegerField(
         default=60,
@@ -506,17 +534,21 @@ class Probe(models.Model):
             ),
         ],
         help_text=format_lazy(_("Seconds between runs, {low} to {high}."), low=MIN_INTERVAL_S, high=MAX_INTERVAL_S),
+        verbose_name=_("interval seconds"),
     )
     timeout_seconds = models.FloatField(
         default=30.0,
         validators=[validate_positive],
         help_text=_("One deadline for the whole call, stalls included. Must be shorter than the interval."),
+        verbose_name=_("timeout seconds"),
     )
-    connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES, default=COLD)
-    regions = models.ManyToManyField(Region, related_name="probes", help_text=_("Regions to run from (at least one)."))
-    enabled = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES, default=COLD, verbose_name=_("connection"))
+    regions = models.ManyToManyField(
+        Region, related_name="probes", help_text=_("Regions to run from (at least one)."), verbose_name=_("regions")
+    )
+    enabled = models.BooleanField(default=True, verbose_name=_("enabled"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     class Meta:
         ordering = ["target__name", "name"]
@@ -546,6 +578,8 @@ class Probe(models.Model):
                 ),
             ),
         ]
+        verbose_name = _("probe")
+        verbose_name_plural = _("probes")
 
     def __str__(self) -> str:
         return f"{self.target} / {self.name}"
@@ -599,40 +633,52 @@ class Measurement(models.Model):
     table is paid for on every insert.
     """
 
-    probe = models.ForeignKey(Probe, on_delete=models.PROTECT, related_name="measurements", db_index=False)
+    probe = models.ForeignKey(
+        Probe, on_delete=models.PROTECT, related_name="measurements", db_index=False, verbose_name=_("probe")
+    )
     # Denormalised from probe.target so dashboard reads filter on one table;
     # also keeps history attached to the target a probe measured at the time.
-    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="measurements", db_index=False)
-    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="measurements", db_index=False)
-    scheduled_for = models.DateTimeField(help_text="The schedule slot this run belongs to.")
-    started_at = models.DateTimeField(help_text="UTC wall clock when the call started.")
-    worker = models.CharField(max_length=255, help_text="Host name of the worker that ran the call.")
-    ingested_at = models.DateTimeField(auto_now_add=True)
+    target = models.ForeignKey(
+        Target, on_delete=models.PROTECT, related_name="measurements", db_index=False, verbose_name=_("target")
+    )
+    region = models.ForeignKey(
+        Region, on_delete=models.PROTECT, related_name="measurements", db_index=False, verbose_name=_("region")
+    )
+    scheduled_for = models.DateTimeField(
+        help_text=_("The schedule slot this run belongs to."), verbose_name=_("scheduled for")
+    )
+    started_at = models.DateTimeField(
+        help_text=_("UTC wall clock when the call started."), verbose_name=_("started at")
+    )
+    worker = models.CharField(
+        max_length=255, help_text=_("Host name of the worker that ran the call."), verbose_name=_("worker")
+    )
+    ingested_at = models.DateTimeField(auto_now_add=True, verbose_name=_("ingested at"))
 
     # Engine result fields, same names as probes.engine.result.Measurement.
-    outcome = models.CharField(max_length=20, choices=OUTCOME_CHOICES)
-    error = models.TextField(null=True, blank=True)
-    error_type = models.CharField(max_length=120, null=True, blank=True)
-    retry_after_s = models.FloatField(null=True, blank=True)
-    http_status = models.SmallIntegerField(null=True, blank=True)
-    http_version = models.CharField(max_length=16, null=True, blank=True)
-    remote_addr = models.CharField(max_length=64, null=True, blank=True)
-    connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES)
-    dns_ms = models.FloatField(null=True, blank=True)
-    connect_ms = models.FloatField(null=True, blank=True)
-    tls_ms = models.FloatField(null=True, blank=True)
-    ttfb_ms = models.FloatField(null=True, blank=True)
-    first_event_ms = models.FloatField(null=True, blank=True)
-    ttft_ms = models.FloatField(null=True, blank=True)
-    ttfat_ms = models.FloatField(null=True, blank=True)
-    total_ms = models.FloatField(null=True, blank=True)
-    output_tokens = models.IntegerField(null=True, blank=True)
-    tokens_estimated = models.BooleanField(null=True, blank=True)
-    tokens_per_s = models.FloatField(null=True, blank=True)
-    itl_p50_ms = models.FloatField(null=True, blank=True)
-    itl_p95_ms = models.FloatField(null=True, blank=True)
-    itl_max_ms = models.FloatField(null=True, blank=True)
-    response_bytes = models.IntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=20, choices=OUTCOME_CHOICES, verbose_name=_("outcome"))
+    error = models.TextField(null=True, blank=True, verbose_name=_("error"))
+    error_type = models.CharField(max_length=120, null=True, blank=True, verbose_name=_("error type"))
+    retry_after_s = models.FloatField(null=True, blank=True, verbose_name=_("retry after s"))
+    http_status = models.SmallIntegerField(null=True, blank=True, verbose_name=_("http status"))
+    http_version = models.CharField(max_length=16, null=True, blank=True, verbose_name=_("http version"))
+    remote_addr = models.CharField(max_length=64, null=True, blank=True, verbose_name=_("remote addr"))
+    connection = models.CharField(max_length=8, choices=CONNECTION_CHOICES, verbose_name=_("connection"))
+    dns_ms = models.FloatField(null=True, blank=True, verbose_name=_("dns ms"))
+    connect_ms = models.FloatField(null=True, blank=True, verbose_name=_("connect ms"))
+    tls_ms = models.FloatField(null=True, blank=True, verbose_name=_("tls ms"))
+    ttfb_ms = models.FloatField(null=True, blank=True, verbose_name=_("ttfb ms"))
+    first_event_ms = models.FloatField(null=True, blank=True, verbose_name=_("first event ms"))
+    ttft_ms = models.FloatField(null=True, blank=True, verbose_name=_("ttft ms"))
+    ttfat_ms = models.FloatField(null=True, blank=True, verbose_name=_("ttfat ms"))
+    total_ms = models.FloatField(null=True, blank=True, verbose_name=_("total ms"))
+    output_tokens = models.IntegerField(null=True, blank=True, verbose_name=_("output tokens"))
+    tokens_estimated = models.BooleanField(null=True, blank=True, verbose_name=_("tokens estimated"))
+    tokens_per_s = models.FloatField(null=True, blank=True, verbose_name=_("tokens per s"))
+    itl_p50_ms = models.FloatField(null=True, blank=True, verbose_name=_("itl p50 ms"))
+    itl_p95_ms = models.FloatField(null=True, blank=True, verbose_name=_("itl p95 ms"))
+    itl_max_ms = models.FloatField(null=True, blank=True, verbose_name=_("itl max ms"))
+    response_bytes = models.IntegerField(null=True, blank=True, verbose_name=_("response bytes"))
 
     class Meta:
         get_latest_by = "started_at"
@@ -663,12 +709,14 @@ class Measurement(models.Model):
             # stays small and skips the bulk of successful rows.
             models.Index(fields=["target", "started_at"], condition=~Q(outcome=OK), name="meas_target_failures"),
         ]
+        verbose_name = _("measurement")
+        verbose_name_plural = _("measurements")
 
     def __str__(self) -> str:
         # Only this row's columns: the admin's delete confirmation lists many
         # objects, and following foreign keys here would query per row.
         when = self.started_at.strftime("%Y-%m-%d %H:%M:%S") if self.started_at else "?"
-        return f"{self.outcome} at {when} UTC"
+        return gettext("%(outcome)s at %(at)s UTC") % {"outcome": self.get_outcome_display(), "at": when}
 
 
 class DeadLetter(models.Model):
@@ -682,31 +730,43 @@ class DeadLetter(models.Model):
     reason, and the letter must outlive a deleted probe.
     """
 
-    received_at = models.DateTimeField(help_text="When the ingest rejected it (UTC).")
-    source = models.CharField(max_length=200, help_text='Where it came from, e.g. "ingest" (the queue).')
-    reason = models.TextField()
+    received_at = models.DateTimeField(help_text=_("When the ingest rejected it (UTC)."), verbose_name=_("received at"))
+    source = models.CharField(
+        max_length=200, help_text=_('Where it came from, e.g. "ingest" (the queue).'), verbose_name=_("source")
+    )
+    reason = models.TextField(verbose_name=_("reason"))
     payload = models.JSONField(
-        null=True, blank=True, help_text="What was received, when PostgreSQL's jsonb can hold it as it is."
+        null=True,
+        blank=True,
+        help_text=_("What was received, when PostgreSQL's jsonb can hold it as it is."),
+        verbose_name=_("payload"),
     )
     payload_text = models.TextField(
         blank=True,
         default="",
-        help_text="What was received, when it is not JSON or holds what jsonb cannot (NaN, NUL, lone surrogates).",
+        help_text=_("What was received, when it is not JSON or holds what jsonb cannot (NaN, NUL, lone surrogates)."),
+        verbose_name=_("payload text"),
     )
-    worker = models.CharField(max_length=255, blank=True, default="", help_text="The sending worker, if named.")
-    probe_id = models.BigIntegerField(null=True, blank=True)
-    target_id = models.BigIntegerField(null=True, blank=True)
-    region_id = models.BigIntegerField(null=True, blank=True)
+    worker = models.CharField(
+        max_length=255, blank=True, default="", help_text=_("The sending worker, if named."), verbose_name=_("worker")
+    )
+    probe_id = models.BigIntegerField(null=True, blank=True, verbose_name=_("probe id"))
+    target_id = models.BigIntegerField(null=True, blank=True, verbose_name=_("target id"))
+    region_id = models.BigIntegerField(null=True, blank=True, verbose_name=_("region id"))
     # Which ingest message, and which payload of it, a letter is about: a message delivered again (a worker
     # killed before it acknowledged) records its letters once (probes.fleet.trust.message_identity).
     message_id = models.CharField(
         max_length=64,
         null=True,
         blank=True,
-        help_text="The ingest message: its task id, or a digest of it when it has none.",
+        help_text=_("The ingest message: its task id, or a digest of it when it has none."),
+        verbose_name=_("message id"),
     )
     payload_index = models.IntegerField(
-        null=True, blank=True, help_text="The payload's place in the message's list; empty for the whole message."
+        null=True,
+        blank=True,
+        help_text=_("The payload's place in the message's list; empty for the whole message."),
+        verbose_name=_("payload index"),
     )
 
     class Meta:
@@ -726,10 +786,12 @@ class DeadLetter(models.Model):
                 condition=Q(message_id__isnull=False),
             ),
         ]
+        verbose_name = _("dead letter")
+        verbose_name_plural = _("dead letters")
 
     def __str__(self) -> str:
         when = self.received_at.strftime("%Y-%m-%d %H:%M:%S") if self.received_at else "?"
-        return f"rejected at {when} UTC: {self.reason[:80]}"
+        return gettext("rejected at %(at)s UTC: %(reason)s") % {"at": when, "reason": self.reason[:80]}
 
 
 # Region credentials, workers and missed runs live in their own module (probes.fleet) and
@@ -749,6 +811,9 @@ from probes.alerts.models import (  # noqa: E402, F401
 from probes.apitokens.models import ApiToken  # noqa: E402, F401
 from probes.fleet.models import CentralKey, MissedRun, RegionKey, Worker, WorkerBeat  # noqa: E402, F401
 
+# Targets that serve one model, ranked against each other (probes.modelgroups).
+from probes.modelgroups.models import ModelGroup  # noqa: E402, F401
+
 # Real users' observations and their ingest sources (probes.realusers).
 from probes.realusers.models import (  # noqa: E402, F401
     IngestRate,
@@ -757,6 +822,14 @@ from probes.realusers.models import (  # noqa: E402, F401
     Observation,
     ObservationRollup,
     SpanResource,
+)
+
+# Service level objectives and their exact hourly counts (probes.slos).
+from probes.slos.models import (  # noqa: E402, F401
+    ObjectiveAlertState,
+    ServiceLevelObjective,
+    SLODayCount,
+    SLOHourCount,
 )
 
 # Running totals of stored measurements for /metrics' counters (probes.tally).

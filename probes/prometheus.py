@@ -3,9 +3,9 @@ prometheus-client from a Collector of our own over a registry made for each scra
 is kept between scrapes, so every process answers the same and a restart changes nothing).
 
 Every figure comes through the read package (probes.readings: latest_results, window_quantiles, tallies,
-region_rows); metric names of measured values come from the metric list (probes.metrics: Metric.prometheus and
-PROMETHEUS_HISTOGRAM). Labels: `target` (the target's name), `region` (the region's slug), `outcome`; values in
-Prometheus' base units (seconds).
+region_rows, slos.objective_rows); metric names of measured values come from the metric list (probes.metrics:
+Metric.prometheus and PROMETHEUS_HISTOGRAM). Labels: `target` (the target's name), `region` (the region's slug),
+`outcome`, `slo` (the objective's name); values in Prometheus' base units (seconds).
 
 The last-result families carry only `target` and `region`, as blackbox_exporter's probe_* do: a pair's series keeps
 its identity whatever the outcome, so `probe_success == 0`, `avg_over_time(probe_success[1h])` and the graphs of a
@@ -30,6 +30,17 @@ Families (docs/guides/prometheus-grafana.md):
   latency_atlas_region_status{region,status}                             1 for its status (live|stale|dark)
   latency_atlas_region_workers_live{region}                              workers heard within the stale limit
   latency_atlas_region_last_seen_timestamp_seconds{region}               newest heartbeat (Unix time), if any
+
+Service level objectives (probes.readings.slos.objective_rows; `slo` is the objective's name, `window` a
+BURN_WINDOWS label). A series whose value is undefined (no eligible call in its window) is left out, never NaN:
+  latency_atlas_slo_attainment_ratio{slo,target,region}                  good / eligible over the objective's window
+  latency_atlas_slo_error_budget_remaining_ratio{slo,target,region}      budget left / budget allowed over it
+                                                                         (negative once overspent)
+  latency_atlas_slo_burn_rate{slo,window}                                the objective's burn rate (mix-weighted)
+  latency_atlas_slo_overall_attainment_ratio{slo}                        the objective's attainment (mix-weighted)
+  latency_atlas_slo_overall_error_budget_remaining_ratio{slo}            its budget left, as a share
+  latency_atlas_slo_objective_ratio{slo}                                 the objective itself (0.99 for 99 %)
+  latency_atlas_slo_status{slo,status}                                   1 for its status, 0 for the others
 """
 
 from __future__ import annotations
@@ -50,6 +61,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from probes import readings
 from probes.metrics import PROMETHEUS, PROMETHEUS_HISTOGRAM, PROMETHEUS_SCALE
 from probes.readings.fleet import REGION_STATUSES
+from probes.readings.slos import BURN_WINDOWS, STATUSES
 from probes.tally import BUCKETS_S
 
 PREFIX = "latency_atlas_"
@@ -82,6 +94,7 @@ class AtlasCollector(Collector):
         yield from self._tallies()
         yield self._quantiles(now)
         yield from self._regions(now)
+        yield from self._objectives(now)
 
     def _latest(self) -> Iterator[Metric]:
         success = GaugeMetricFamily(
@@ -202,6 +215,68 @@ class AtlasCollector(Collector):
             if row.last_seen is not None:
                 seen.add_metric([row.slug], row.last_seen.timestamp())
         yield from (info, status, workers, seen)
+
+    def _objectives(self, now: datetime) -> Iterator[Metric]:
+        cell = ["slo", "target", "region"]
+        attainment = GaugeMetricFamily(
+            PREFIX + "slo_attainment_ratio",
+            "Good calls / eligible calls of an objective's target and region over the objective's window; left out "
+            "without eligible calls.",
+            labels=cell,
+        )
+        remaining = GaugeMetricFamily(
+            PREFIX + "slo_error_budget_remaining_ratio",
+            "Error budget left / budget allowed of an objective's target and region over the objective's window: "
+            "1 untouched, 0 spent, negative overspent; left out without eligible calls.",
+            labels=cell,
+        )
+        burn = GaugeMetricFamily(
+            PREFIX + "slo_burn_rate",
+            "How fast the objective spends its error budget over the trailing window (1 spends it in exactly the "
+            "objective's window); left out without eligible calls in that window.",
+            labels=["slo", "window"],
+        )
+        overall = GaugeMetricFamily(
+            PREFIX + "slo_overall_attainment_ratio",
+            "The objective's attainment over its window, over all its targets and regions (weighted by its mix "
+            "when it has one); left out without eligible calls.",
+            labels=["slo"],
+        )
+        overall_remaining = GaugeMetricFamily(
+            PREFIX + "slo_overall_error_budget_remaining_ratio",
+            "The objective's error budget left as a share of the budget allowed (weighted by its mix when it has "
+            "one); left out without eligible calls.",
+            labels=["slo"],
+        )
+        objective = GaugeMetricFamily(
+            PREFIX + "slo_objective_ratio",
+            "The objective: the share of eligible calls that must be good.",
+            labels=["slo"],
+        )
+        status = GaugeMetricFamily(
+            PREFIX + "slo_status",
+            "1 for the objective's status (" + ", ".join(STATUSES) + "), 0 for the others.",
+            labels=["slo", "status"],
+        )
+        for row in readings.slos.objective_rows(now, cells=True):
+            objective.add_metric([row.name], row.objective)
+            for name in STATUSES:
+                status.add_metric([row.name, name], 1.0 if row.status == name else 0.0)
+            if row.budget.attainment is not None:
+                overall.add_metric([row.name], row.budget.attainment)
+            if row.budget.remaining_ratio is not None:
+                overall_remaining.add_metric([row.name], row.budget.remaining_ratio)
+            for label, _ in BURN_WINDOWS:
+                rate = row.burn.get(label)
+                if rate is not None:
+                    burn.add_metric([row.name, label], rate)
+            for c in row.cells:
+                labels = [row.name, c.target_name, c.region_slug]
+                if c.budget.attainment is not None:
+                    attainment.add_metric(labels, c.budget.attainment)
+                if c.budget.remaining_ratio is not None:
+                    remaining.add_metric(labels, c.budget.remaining_ratio)
+        yield from (attainment, remaining, burn, overall, overall_remaining, objective, status)
 
 
 def render(accept: str, now: Callable[[], datetime] | None = None) -> tuple[bytes, str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from probes import packed
 
@@ -49,27 +51,31 @@ class HistogramField(models.BinaryField):
 
 
 class RollupCounts(models.Model):
-    """What an hourly and a daily rollup both hold: counts, and histograms
+    """What every rollup row (an hour's, a region's or a series' block) holds: counts, and histograms
     (HistogramField) rather than percentiles, because
     percentiles of hours cannot be combined into percentiles of a day;
     counts per bucket can."""
 
-    samples = models.PositiveIntegerField(default=0)
-    errors = models.PositiveIntegerField(default=0, help_text="Samples whose outcome is not ok.")
-    outcomes = models.JSONField(default=dict, blank=True, help_text="Outcome name to count.")
-    ttft_hist = HistogramField()
-    ttfat_hist = HistogramField()
-    ttfb_hist = HistogramField()
-    connect_hist = HistogramField()
-    tls_hist = HistogramField()
-    total_hist = HistogramField()
-    updated_at = models.DateTimeField(auto_now=True)
+    samples = models.PositiveIntegerField(default=0, verbose_name=_("samples"))
+    errors = models.PositiveIntegerField(
+        default=0, help_text=_("Samples whose outcome is not ok."), verbose_name=_("errors")
+    )
+    outcomes = models.JSONField(
+        default=dict, blank=True, help_text=_("Outcome name to count."), verbose_name=_("outcomes")
+    )
+    ttft_hist = HistogramField(verbose_name=_("ttft hist"))
+    ttfat_hist = HistogramField(verbose_name=_("ttfat hist"))
+    ttfb_hist = HistogramField(verbose_name=_("ttfb hist"))
+    connect_hist = HistogramField(verbose_name=_("connect hist"))
+    tls_hist = HistogramField(verbose_name=_("tls hist"))
+    total_hist = HistogramField(verbose_name=_("total hist"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
     # Added after the others; hours rolled up before they existed hold none until
     # rebuilt from raw rows (`manage.py rollup --since 30d`; see migration 0006).
-    dns_hist = HistogramField()
+    dns_hist = HistogramField(verbose_name=_("dns hist"))
     # A database default too, so SQL written before it existed (migration
     # 0003's backfill) still inserts rows.
-    tokens_per_s_hist = HistogramField(db_default=b"")
+    tokens_per_s_hist = HistogramField(db_default=b"", verbose_name=_("tokens per s hist"))
 
     class Meta:
         abstract = True
@@ -83,10 +89,16 @@ class HourlyRollup(RollupCounts):
     percentiles of a day; counts per bucket can.
     """
 
-    probe = models.ForeignKey("probes.Probe", on_delete=models.PROTECT, related_name="rollups", db_index=False)
-    target = models.ForeignKey("probes.Target", on_delete=models.PROTECT, related_name="rollups", db_index=False)
-    region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="rollups")
-    hour = models.DateTimeField(help_text="Start of the UTC hour.")
+    probe = models.ForeignKey(
+        "probes.Probe", on_delete=models.PROTECT, related_name="rollups", db_index=False, verbose_name=_("probe")
+    )
+    target = models.ForeignKey(
+        "probes.Target", on_delete=models.PROTECT, related_name="rollups", db_index=False, verbose_name=_("target")
+    )
+    region = models.ForeignKey(
+        "probes.Region", on_delete=models.PROTECT, related_name="rollups", verbose_name=_("region")
+    )
+    hour = models.DateTimeField(help_text=_("Start of the UTC hour."), verbose_name=_("hour"))
     # regions.csv's percentile cells of this row alone, so a CSV group made of one hourly row (one probe of a
     # target in a region, 1 h buckets) is written as it is, without expanding its histograms or formatting a
     # cell (probes.readings.rolled_buckets, probes.exports.regions): the text of the histogram bucket holding
@@ -96,7 +108,7 @@ class HourlyRollup(RollupCounts):
     # target) with (another probe of the target in the region), so a row with cells is a whole 1 h group; NULL
     # on the others and on rows built before it, which readers merge instead. Changing REGION_CSV, PERCENTILES
     # or probes.significant needs a migration setting it back to NULL (or writing it anew).
-    percentile_cells = models.TextField(null=True, blank=True, editable=False)
+    percentile_cells = models.TextField(null=True, blank=True, editable=False, verbose_name=_("percentile cells"))
 
     class Meta:
         constraints = [
@@ -114,42 +126,12 @@ class HourlyRollup(RollupCounts):
                 include=["region_id", "target_id", "probe_id", "id", "samples", "errors", "percentile_cells"],
             ),
         ]
+        verbose_name = _("hourly rollup")
+        verbose_name_plural = _("hourly rollups")
 
     def __str__(self) -> str:
         when = self.hour.strftime("%Y-%m-%d %H:00") if self.hour else "?"
-        return f"rollup {when} UTC ({self.samples} samples)"
-
-
-class DailyRollup(RollupCounts):
-    """The merge of one UTC day's HourlyRollup rows of a probe and region.
-
-    Derived from the hourly rows (never from raw ones) in the same
-    transaction that rebuilds any hour of the day, so it always equals their
-    sum. Readers use it only for days whose 24 hours all carry a RollupHour
-    mark; otherwise some hour may be short and is read hour by hour instead.
-    """
-
-    probe = models.ForeignKey("probes.Probe", on_delete=models.PROTECT, related_name="daily_rollups", db_index=False)
-    target = models.ForeignKey("probes.Target", on_delete=models.PROTECT, related_name="daily_rollups", db_index=False)
-    region = models.ForeignKey("probes.Region", on_delete=models.PROTECT, related_name="daily_rollups")
-    day = models.DateTimeField(help_text="Start of the UTC day (midnight).")
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["probe", "region", "day"], name="daily_rollup_one_per_day"),
-        ]
-        indexes = [
-            # read_window over a long window (the dashboard's 7 d and 30 d
-            # views): WHERE target_id IN (...) [AND region_id IN (...)] AND
-            # day IN (complete days).
-            models.Index(fields=["target", "region", "day"], name="daily_target_region_day"),
-            # Rebuilding one day (rebuild_hour) and pruning old days.
-            models.Index(fields=["day"], name="daily_rollup_day"),
-        ]
-
-    def __str__(self) -> str:
-        when = self.day.strftime("%Y-%m-%d") if self.day else "?"
-        return f"daily rollup {when} UTC ({self.samples} samples)"
+        return str(gettext("rollup %(at)s UTC (%(samples)s samples)") % {"at": when, "samples": self.samples})
 
 
 class RegionRollup(RollupCounts):
@@ -186,15 +168,15 @@ class RegionRollup(RollupCounts):
 
 
 class SeriesRollup(RollupCounts):
-    """The merge of one probe's daily rollups from one region, for one target,
+    """The merge of one probe's hourly rollups from one region, for one target,
     over an EPOCH-aligned block of `span_hours` hours (48, 96, 192 or 384:
     2 to 16 days, probes.rollups.periods.SERIES_GRAINS), so that a long
     window read per probe or target (the table of every target) merges a few
-    rows per series instead of one a day.
+    rows per series instead of one per hour or 12 h block.
 
-    Built in SQL (probes.rollups.series_blocks) from the daily rows, or the
-    blocks of the next finer grain, inside it; readers use a block only when
-    a SeriesBlockMark says it is built and every day in it is complete.
+    Merged (probes.rollups.series_blocks) from the blocks of the next finer
+    grain inside it, the 2-day ones from the 12 h blocks; readers use a block
+    only when a SeriesBlockMark says it is built and every day in it is complete.
 
     Also blocks inside a day, of 3 and 12 hours (SERIES_HOUR_GRAINS), merged
     from the hourly rows of their hours (probes.rollups.hour_blocks) for the
@@ -227,10 +209,11 @@ class SeriesRollup(RollupCounts):
 
 
 class SeriesBlockMark(models.Model):
-    """Says that the SeriesRollup rows of one block are the merge of the daily
-    rollups of its days as they are now. Written with them when every hour of
-    the block is marked; deleted by any rebuild of one of its days before that
-    day's rollups change, so a block whose mark is there is never stale."""
+    """Says that the SeriesRollup rows of one block are the merge of the hourly
+    rollups of its hours as they are now. Written with them when every hour of
+    the block is marked (and, for a block merged from finer blocks, each of
+    those carries its mark); deleted by any rebuild of one of its hours before
+    those rollups change, so a block whose mark is there is never stale."""
 
     span_hours = models.PositiveSmallIntegerField()
     start = models.DateTimeField()

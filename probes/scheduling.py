@@ -89,13 +89,18 @@ class Slot:
 def region_spec(spec: dict, target, region) -> dict:
     """The spec as one region runs it: its own copy, since with emulated
     geography (every region on one machine, for the demo) each region pays
-    its own delay to the target's hosting location. Without the setting or
-    the target's coordinates nothing is added."""
+    its own delay to the target's hosting location (geo.DEFAULT_HOSTING for
+    a target that names none), and says which region it stands for in a
+    request header (geo.EMULATED_REGION_HEADER). Without the setting nothing
+    is added."""
     spec = dict(spec)
-    if settings.LATENCY_EMULATED_GEOGRAPHY and target.latitude is not None and target.longitude is not None:
-        rtt = geo.emulated_rtt_ms(region.latitude, region.longitude, target.latitude, target.longitude)
+    if settings.LATENCY_EMULATED_GEOGRAPHY:
+        # A target that names no hosting location is placed at the stated default (the admin says so).
+        latitude, longitude, _assumed = geo.emulated_hosting(target.latitude, target.longitude)
+        rtt = geo.emulated_rtt_ms(region.latitude, region.longitude, latitude, longitude)
         spec["emulated_rtt_ms"] = round(rtt, 3)
         spec["emulated_jitter_ms"] = round(geo.emulated_jitter_ms(rtt), 3)
+        spec["headers"] = {**(spec.get("headers") or {}), geo.EMULATED_REGION_HEADER: region.slug}
     else:
         spec["emulated_rtt_ms"] = 0.0
         spec["emulated_jitter_ms"] = 0.0

@@ -132,6 +132,11 @@ def evaluate_alerts(token: str | None = None) -> str | None:
     if refused("probes.evaluate_alerts", token):
         return None
     report = run_pass()
+    # Objectives whose coverage changed without a save of theirs (a model group's targets, a deleted target) are
+    # emptied and rebuilt like a save (probes.slos.services).
+    from probes.slos.services import reconcile
+
+    reconcile()
     # Deliveries whose task was lost (a broker restart, a purged queue) go out again; their claim
     # (probes.alerts.notify) keeps one that is merely slow from being sent twice.
     from probes.alerts import notify
@@ -170,3 +175,7 @@ def deliver_notification(self, delivery_id: int, token: str | None = None) -> st
     except notify.NotificationFailed as failed:
         # The backoff is read per retry, so LATENCY_NOTIFY_RETRY_BACKOFF_MAX applies without a restart.
         raise self.retry(exc=failed, countdown=notify.retry_countdown(self.request.retries)) from None
+
+
+# The objectives' tasks live with them; importing them here registers them where Celery's autodiscovery looks.
+from probes.slos.tasks import rebuild_objective  # noqa: E402, F401

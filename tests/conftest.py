@@ -31,6 +31,9 @@ atexit.register(shutil.rmtree, WORKER_CA_DIR, ignore_errors=True)
 # one overrides the setting.
 os.environ["LATENCY_GEOIP_DATABASE"] = os.environ.get("LATENCY_GEOIP_DATABASE") or demo_city_database()
 django_settings.LATENCY_GEOIP_DATABASE = os.environ["LATENCY_GEOIP_DATABASE"]
+# Passwords hashed quickly in this process (tests/hashers.py); the production hasher is what the servers it starts
+# use, and tests/web/test_passwords_are_hashed_by_the_production_hasher.py checks that setting.
+django_settings.PASSWORD_HASHERS = ["tests.hashers.QuickPBKDF2PasswordHasher", *django_settings.PASSWORD_HASHERS]
 
 if TYPE_CHECKING:
     from tests.support import Proc
@@ -51,6 +54,8 @@ FOLDER_MARKS = {
 # its own: a uvicorn (running_site, UvicornServer), Celery workers and the scheduler (Pipeline, the `pipeline`
 # fixture), a manage.py command (Proc, subprocess with sys.executable), a tool.
 PROCESS_STARTERS = frozenset({"running_site", "UvicornServer", "Pipeline", "Proc", "Popen", "subprocess", "executable"})
+# A test function naming one of these migrates the test database.
+MIGRATORS = frozenset({"MigrationExecutor"})
 
 
 def _code_and_nested(code) -> Iterator:
@@ -61,21 +66,31 @@ def _code_and_nested(code) -> Iterator:
             yield from _code_and_nested(const)
 
 
-def _names_a_process_starter(func, depth: int = 1) -> bool:
+def _names_any(func, names: frozenset[str], depth: int = 1, *, helpers_from: str = "") -> bool:
+    """Whether a function, a function defined in it, or (to `depth`) a function it calls names one of `names`: the
+    functions of its own module, or of every module whose name starts with `helpers_from` when given."""
     code = getattr(func, "__code__", None)
     if code is None:
         return False
-    if any(not PROCESS_STARTERS.isdisjoint(c.co_names) for c in _code_and_nested(code)):
+    if any(not names.isdisjoint(c.co_names) for c in _code_and_nested(code)):
         return True
     if depth == 0:
         return False
     module = getattr(func, "__globals__", {})
     helpers = (module.get(name) for name in code.co_names)
     return any(
-        _names_a_process_starter(helper, depth - 1)
+        _names_any(helper, names, depth - 1, helpers_from=helpers_from)
         for helper in helpers
-        if callable(helper) and getattr(helper, "__module__", None) == func.__module__
+        if callable(helper)
+        and (
+            getattr(helper, "__module__", None) == func.__module__
+            or (helpers_from and str(getattr(helper, "__module__", "")).startswith(helpers_from))
+        )
     )
+
+
+def _names_a_process_starter(func) -> bool:
+    return _names_any(func, PROCESS_STARTERS, helpers_from="tests.")
 
 
 def layer_marks(item: pytest.Item) -> set[str]:
@@ -90,6 +105,10 @@ def layer_marks(item: pytest.Item) -> set[str]:
         marks.add("e2e")
     if _names_a_process_starter(getattr(item, "function", None)):
         marks.add("e2e")
+    # A data migration's test migrates the test database back to before it and forward again: schema changes of
+    # every table, and a flush of everything after.
+    if _names_any(getattr(item, "function", None), MIGRATORS, helpers_from="tests."):
+        marks.add("slow")
     return marks
 
 
@@ -118,6 +137,17 @@ def _central_key_read_afresh():
     central.forget()
     yield
     central.forget()
+
+
+@pytest.fixture(autouse=True)
+def _language_of_the_settings():
+    """A request through LocaleMiddleware, or a test that turns Chinese on, leaves its language active in this
+    thread; a test after it that renders without a request (the server error page) must not inherit it."""
+    from django.conf import settings
+    from django.utils import translation
+
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture(scope="session")
@@ -464,9 +494,7 @@ def llm_probe(make_region, make_target, make_probe, mockllm):
     return make
 
 
-# The hour of day of the `now` fixture: just after midnight UTC, where a window of a day or more crosses into
-# the day before and the current day has only its first hour.
-NOW_HOUR = 0
+from tests.support import NOW_HOUR  # noqa: E402  (the `now` fixture's hour, shared with shared_rows)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from probes.models import (
     IncidentEvent,
     Measurement,
     MissedRun,
+    ModelGroup,
     NotificationChannel,
     Probe,
     Region,
@@ -73,6 +74,21 @@ class ProbeFactory(DjangoModelFactory):
         if not create:
             return
         self.regions.set(extracted if extracted is not None else [RegionFactory()])
+
+
+class ModelGroupFactory(DjangoModelFactory):
+    """A model group; targets=[...] to hold (none when omitted)."""
+
+    class Meta:
+        model = ModelGroup
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"Test model {n}")
+
+    @factory.post_generation
+    def targets(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.targets.set(extracted)
 
 
 class MeasurementFactory(DjangoModelFactory):
@@ -405,3 +421,65 @@ class ObservationFactory(DjangoModelFactory):
     place_from = "attributes"
     ttft_ms = 900.0
     total_ms = 2000.0
+
+
+class ServiceLevelObjectiveFactory(DjangoModelFactory):
+    """An objective over targets=[...] (one new target when omitted), or model_group=...; regions=[...] to
+    restrict it (every region when omitted)."""
+
+    class Meta:
+        model = "probes.ServiceLevelObjective"
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"Test objective {n}")
+    ttft_threshold_ms = 800.0
+    objective_percent = 99.0
+    window = "rolling_30d"
+
+    @factory.post_generation
+    def targets(self, create, extracted, **kwargs):
+        if not create:
+            return
+        if extracted is not None:
+            self.targets.set(extracted)
+        elif self.model_group_id is None:
+            self.targets.set([TargetFactory()])
+
+    @factory.post_generation
+    def regions(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.regions.set(extracted)
+
+    @factory.post_generation
+    def channels(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.channels.set(extracted)
+
+
+class SLOHourCountFactory(DjangoModelFactory):
+    """One hour's counts, added to its day's counts too, as ingest writes them (readers take whole days there)."""
+
+    class Meta:
+        model = "probes.SLOHourCount"
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        from django.db.models import F
+
+        from probes.models import SLODayCount
+
+        row = super()._create(model_class, *args, **kwargs)
+        numbers = {f: getattr(row, f) for f in ("good", "degraded", "bad", "missed", "excluded")}
+        day = row.hour.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        key = {"objective_id": row.objective_id, "target_id": row.target_id, "region_id": row.region_id, "day": day}
+        if not SLODayCount.objects.filter(**key).update(**{f: F(f) + n for f, n in numbers.items()}):
+            SLODayCount.objects.create(**key, **numbers)
+        return row
+
+    objective = factory.SubFactory(ServiceLevelObjectiveFactory)
+    target = factory.SubFactory(TargetFactory)
+    region = factory.SubFactory(RegionFactory)
+    hour = factory.LazyFunction(lambda: datetime.now(UTC).replace(minute=0, second=0, microsecond=0))
+    good = 90
+    degraded = 5
+    bad = 10

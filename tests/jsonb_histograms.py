@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from django.db import connection
 
 _MIGRATION = importlib.import_module("probes.migrations.0024_packed_histograms")
+_DAILY = "probes_dailyrollup"
 
 
 @contextmanager
@@ -20,6 +21,10 @@ def histograms_as_jsonb() -> Iterator[None]:
     with connection.cursor() as cur:
         # ALTER TABLE refuses to run with deferred foreign key checks pending: they run first.
         cur.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        # 0024 converts the daily rollups too, whose table 0033 dropped: an empty stand-in with the same columns.
+        cur.execute(f"CREATE TABLE {_DAILY} (LIKE probes_hourlyrollup INCLUDING DEFAULTS)")
     _MIGRATION.to_jsonb(None, editor)
     yield
     _MIGRATION.to_packed(None, editor)
+    with connection.cursor() as cur:
+        cur.execute(f"DROP TABLE {_DAILY}")

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# The hour of day of the `now` fixture: just after midnight UTC, where a window of a day or more crosses into
+# the day before and the current day has only its first hour.
+NOW_HOUR = 0
+
+
 def half_past(hour: int, real_now: datetime) -> datetime:
     """The latest hour:30:00 UTC not after real_now: rows written relative to it are never in the real future (the
     database's own clock is not moved), and a clock started there stays in its hour for 30 minutes."""
@@ -42,6 +47,22 @@ def clock_at_half_past(hour: int) -> Iterator[datetime]:
     moment = half_past(hour, datetime.now(UTC))
     with time_machine.travel(moment, tick=True):
         yield moment
+
+
+@contextmanager
+def shared_rows(django_db_blocker) -> Iterator[None]:
+    """Rows a whole module's tests read, written once in a transaction that each test's own (pytest-django's db
+    fixture: a savepoint inside it) starts from, and rolled back after the module's last test: the data of a
+    module whose tests only read it, built once instead of once per test. With the clock at the `now` fixture's
+    moment, which each test's `now` moves it back to.
+
+    Only for modules whose tests use `db`, never `transactional_db` (its flush would commit into this
+    transaction)."""
+    from django.db import transaction
+
+    with django_db_blocker.unblock(), clock_at_half_past(NOW_HOUR), transaction.atomic():
+        yield
+        transaction.set_rollback(True)
 
 
 class Proc:

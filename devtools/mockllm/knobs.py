@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -36,6 +37,11 @@ CHOICES = {
 # The headers a credential may travel in: bearer, Azure's api-key, Anthropic's, Gemini's.
 CREDENTIAL_HEADERS = ("authorization", "api-key", "x-api-key", "x-goog-api-key")
 MID_FAULTS = ("error_mid", "truncate", "stall")
+# slow_region names a region by its slug: the requests that say they come from it (the REGION_HEADER probes send
+# under emulated geography, probes.scheduling.region_spec) get slow_ms more before their first token while the
+# wall clock is in [slow_from, slow_until) (epoch seconds): a server slow for one region only, for a while.
+FREE_TEXT = {"slow_region": re.compile(r"[a-z0-9-]{0,64}")}
+REGION_HEADER = "x-emulated-region"
 
 
 def credential_value(headers: Mapping[str, str]) -> str | None:
@@ -109,6 +115,10 @@ KNOBS: dict[str, tuple[type, Any, float, float]] = {
     "slow_headers_ms": (float, 300.0, 0, MAX_MS),
     "status": (int, 200, 200, 599),
     "body_bytes": (int, 0, 0, 64 * 1024 * 1024),
+    "slow_region": (str, "", 0, 0),
+    "slow_ms": (float, 0.0, 0, MAX_MS),
+    "slow_from": (float, 0.0, 0, 2**33),
+    "slow_until": (float, 0.0, 0, 2**33),
 }
 
 
@@ -118,6 +128,10 @@ def parse_knob(name: str, raw: Any) -> Any:
         raise KnobError(name, f"unknown knob (known: {', '.join(KNOBS)})")
     kind, _, low, high = KNOBS[name]
     text = str(int(raw) if isinstance(raw, bool) else raw).strip()
+    if name in FREE_TEXT:
+        if not FREE_TEXT[name].fullmatch(text):
+            raise KnobError(name, f"must match {FREE_TEXT[name].pattern} (got {raw!r})")
+        return text
     if kind is str:
         if text not in CHOICES[name]:
             raise KnobError(name, f"must be one of {', '.join(CHOICES[name])} (got {raw!r})")
@@ -145,3 +159,11 @@ def resolve_knobs(query: Mapping[str, str], headers: Mapping[str, str], defaults
             name = header[len("x-mock-") :].replace("-", "_")
             knobs[name] = parse_knob(name, raw)
     return knobs
+
+
+def slowed_for_region(knobs: Mapping[str, Any], headers: Mapping[str, str], now: float) -> float:
+    """The extra delay before the first token the slow_* knobs ask for this request (0 when none)."""
+    region = headers.get(REGION_HEADER, "")
+    if not knobs["slow_ms"] or not region or region != knobs["slow_region"]:
+        return 0.0
+    return knobs["slow_ms"] if knobs["slow_from"] <= now < knobs["slow_until"] else 0.0

@@ -60,7 +60,15 @@ from devtools.mockllm.formats import (
     _Responses,
     error_body,
 )
-from devtools.mockllm.knobs import MID_FAULTS, KnobError, credential_record, echo_text, parse_knob, resolve_knobs
+from devtools.mockllm.knobs import (
+    MID_FAULTS,
+    KnobError,
+    credential_record,
+    echo_text,
+    parse_knob,
+    resolve_knobs,
+    slowed_for_region,
+)
 
 log = logging.getLogger(__name__)
 
@@ -535,7 +543,8 @@ class MockLLMServer:
             else FORMATS[style](model, body, knobs, max_tokens)
         )
         fmt.echo = echo
-        first_delay = out.rec["first_token_delay_ms"] = self._first_token_delay(model, knobs)
+        first_delay = self._first_token_delay(model, knobs) + slowed_for_region(knobs, req.headers, time.time())
+        out.rec["first_token_delay_ms"] = first_delay
         if not stream:
             # A non-streamed answer only leaves once fully "generated".
             await self._sleep(first_delay + knobs["gap_ms"] * max(0, fmt.completion_tokens - 1), knobs)

@@ -159,10 +159,13 @@ class RegionRefSerializer(serializers.Serializer):
 
 class IncidentSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    rule_id = serializers.IntegerField()
-    rule = serializers.CharField(source="rule_name")
+    rule_id = serializers.IntegerField(allow_null=True, help_text="Null for an objective's burn-rate alert.")
+    rule = serializers.CharField(source="rule_name", help_text="The rule's name, or the objective's.")
+    kind = serializers.CharField(help_text='"rule", or "objective" for an objective\'s burn-rate alert.')
+    objective_id = serializers.IntegerField(allow_null=True, help_text="The objective of a burn-rate alert, else null.")
+    severity = serializers.CharField(help_text='"page" or "ticket" for an objective\'s alert, else empty.')
     metric = serializers.CharField()
-    percentile = serializers.CharField(help_text="Empty for the rate metrics.")
+    percentile = serializers.CharField(help_text="Empty for the rate metrics and objectives.")
     window_minutes = serializers.IntegerField()
     target_id = serializers.IntegerField()
     target = serializers.CharField(source="target_name")

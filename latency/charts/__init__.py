@@ -18,6 +18,7 @@ from collections import defaultdict
 
 import plotly.graph_objects as go
 import plotly.io as pio
+from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -167,16 +168,34 @@ def _marker_size(samples: int, most: int) -> float:
     return MARKER_MIN + (MARKER_MAX - MARKER_MIN) * math.sqrt(samples / most)
 
 
+def error_ring_ratio() -> float:
+    """The share of failed calls from which a region's marker is ringed in red (LATENCY_MAP_ERROR_RING_RATIO)."""
+    return float(settings.LATENCY_MAP_ERROR_RING_RATIO)
+
+
+def error_ring_text(ratio: float | None = None) -> str:
+    """What the ring means, as the map's legend says it ("ring: 5 % or more of calls failed")."""
+    percent = f"{100 * (error_ring_ratio() if ratio is None else ratio):g}"
+    return _("Red ring: %(percent)s %% or more of calls failed (thicker up to 50 %% or more)") % {"percent": percent}
+
+
+def _ringed(error_rate: float | None) -> bool:
+    # A rate, not a count: one failure in a hundred calls is noise, and a ring for it would cry wolf.
+    return error_rate is not None and error_rate > 0 and error_rate >= error_ring_ratio()
+
+
 def _outline_width(error_rate: float | None) -> float:
-    if not error_rate:
+    if not _ringed(error_rate):
         return 1.0
-    # 2 px for any error at all, up to 6 px from a 50% error rate on (the
-    # legend under the map says so).
-    return 2.0 + 4.0 * min(error_rate, 0.5) / 0.5
+    # 2 px at the threshold, up to 6 px from a 50% error rate on (the legend under the map says so).
+    threshold = min(error_ring_ratio(), 0.5)
+    span = 0.5 - threshold
+    share = 1.0 if span <= 0 else (min(error_rate or 0.0, 0.5) - threshold) / span
+    return 2.0 + 4.0 * share
 
 
 def _outline_color(error_rate: float | None) -> str:
-    return ERROR_OUTLINE if error_rate else CLEAN_OUTLINE
+    return ERROR_OUTLINE if _ringed(error_rate) else CLEAN_OUTLINE
 
 
 def floor_note(target: dict | None) -> str:
@@ -201,12 +220,20 @@ def _region_hover(row: dict, metric: str, pname: str, target: dict | None = None
     lines = [f"<b>{label_text(row['name'])}</b>"]
     if row.get("city") or row.get("country"):
         lines[0] += f" ({', '.join(label_text(x) for x in (row.get('city'), row.get('country')) if x)})"
+    if row.get("target"):
+        # Several targets kept apart: the hover names whose numbers these are.
+        text = _("best target here: %(target)s") if row.get("best_target") else _("target: %(target)s")
+        lines.append(text % {"target": label_text(row["target"])})
     lines.append(f"p50 {label}: {_fmt(row.get('p50'), suffix)}")
     lines.append(f"p95 {label}: {_fmt(row.get('p95'), suffix)}")
     if pname not in ("p50", "p95"):
         lines.append(f"{pname} {label}: {_fmt(row.get('value'), suffix)}")
     lines.append(_("samples: %(count)s") % {"count": row.get("samples", 0)})
     lines.append(_("error rate: %(rate)s") % {"rate": _percent(row.get("error_rate"))})
+    if _ringed(row.get("error_rate")):
+        lines.append(
+            _("red ring: %(percent)s %% or more of calls failed") % {"percent": f"{100 * error_ring_ratio():g}"}
+        )
     floor = row.get("floor_ms")
     lines.append(
         _("physical floor (fiber, round trip): %(floor)s")
@@ -518,7 +545,11 @@ def no_data(fig: go.Figure, text: str) -> go.Figure:
 def phases_figure(rows: list[dict]) -> go.Figure:
     """Horizontal stacked bars, one per region, of the six segments of a
     call in fixed colours. rows: probes.readings.phases."""
-    names = [label_text(row.get("region_name") or row["region"]) for row in rows]
+    # Per target (rows with a target): the target's name with the region's, so no bar stands for two targets.
+    names = [
+        label_text(" · ".join(x for x in (row.get("target"), row.get("region_name") or row["region"]) if x))
+        for row in rows
+    ]
     fig = go.Figure()
     for segment, color in SEGMENT_COLORS.items():
         fig.add_trace(

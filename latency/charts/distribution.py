@@ -1,8 +1,9 @@
-"""The distribution chart: a box row per region, from its histogram."""
+"""The distribution chart: a box row per region (or per target x region, grouped by target), from its histogram."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
@@ -12,12 +13,14 @@ from latency.charts import (
     _fmt,
     _style,
     axis_title,
+    label_text,
     no_data,
     percentile_name,
     percentile_q,
     row_labels,
     unit,
 )
+from latency.charts.over_time import OKABE_ITO
 from probes.histogram import MIN_VALUE, Histogram
 
 
@@ -70,12 +73,19 @@ PERCENTILE_MARKER_COLOR = "#D55E00"
 BOX_ROW_PX = 28
 
 
+def _fill(color: str) -> str:
+    """A target's box colour (#rrggbb) at the neutral fill's opacity."""
+    red, green, blue = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, 0.3)"
+
+
 def histogram_figure(
-    hists: dict[str, Histogram],
+    hists: dict[Any, Histogram],
     metric: str,
     percentile: float | str = 0.5,
     *,
-    names: dict[str, str] | None = None,
+    names: dict[Any, str] | None = None,
+    targets: dict[int, str] | None = None,
 ) -> go.Figure:
     """One horizontal box row per region, labelled with its name, sorted by
     median: the fastest at the top, or for tokens/s (higher is better) the
@@ -86,22 +96,40 @@ def histogram_figure(
     with the rows.
 
     hists: probes.readings.distribution (region slug to Histogram);
-    names: region slug to display name (the slug where missing)."""
+    names: region slug to display name (the slug where missing).
+
+    targets (per target, never pooled): hists keyed (target_id, region
+    slug) as probes.readings.distribution_by_target gives them, names keyed
+    the same, and targets mapping target_id to its name. Rows then come in
+    one group per target (by target name, each group by median), every
+    label and hover names target and region, and each target's boxes have
+    a colour and a legend entry of their own."""
     names = names or {}
     pname = percentile_name(percentile)
     q = percentile_q(percentile)
     higher_better = metric in HIGHER_IS_BETTER
     fig = go.Figure()
     stats = []
-    for slug, hist in hists.items():
+    for key, hist in hists.items():
         if not hist.count:
             continue
         # Bucket 0 reads as 0, which a log axis cannot place: the histogram's floor instead.
         values = [max(hist.percentile(x) or 0.0, MIN_VALUE) for x in (*BOX_QUANTILES, q)]
-        stats.append({"slug": slug, "name": names.get(slug), "box": values[:-1], "mark": values[-1], "n": hist.count})
+        group = "" if targets is None else str(targets.get(key[0], key[0]))
+        slug = key if targets is None else key[1]
+        name = names.get(key)
+        if targets is not None:
+            name = f"{group} · {name or slug}"
+        stats.append(
+            {"key": key, "slug": slug, "name": name, "group": group, "box": values[:-1], "mark": values[-1],
+             "n": hist.count}
+        )  # fmt: skip
     if not stats:
         return no_data(fig, _("No values of this metric in this window."))
-    stats.sort(key=lambda s: (-s["box"][2] if higher_better else s["box"][2], s["name"] or s["slug"], s["slug"]))
+    # One group per target (by name; a single group when pooled), each by median.
+    stats.sort(
+        key=lambda s: (s["group"], -s["box"][2] if higher_better else s["box"][2], s["name"] or s["slug"], s["slug"])
+    )
     labels = row_labels([(s["slug"], s["name"]) for s in stats])
     suffix = f" {unit(metric)}"
     hover = []
@@ -111,24 +139,31 @@ def histogram_figure(
             f"<b>{label}</b><br>p5 {p5} · p25 {p25} · {_('median')} {p50} · p75 {p75} · p95 {p95}"
             f"<br><b>{pname}: {_fmt(s['mark'], suffix)}</b><br>{_('samples')}: {s['n']}"
         )
-    fig.add_trace(
-        go.Box(
-            y=labels,
-            q1=[s["box"][1] for s in stats],
-            median=[s["box"][2] for s in stats],
-            q3=[s["box"][3] for s in stats],
-            lowerfence=[s["box"][0] for s in stats],
-            upperfence=[s["box"][4] for s in stats],
-            orientation="h",
-            name=_("box p25–p75, line median, whiskers p5–p95"),
-            marker={"color": BOX_COLOR},
-            line={"color": BOX_COLOR, "width": 1.5},
-            fillcolor=BOX_FILL,
-            # The marker's hover names every number of the row; the box's own would repeat them.
-            hoverinfo="skip",
-            meta={"role": "box"},
+    groups = list(dict.fromkeys(s["group"] for s in stats))
+    for i, group in enumerate(groups):
+        rows = [(label, s) for label, s in zip(labels, stats, strict=True) if s["group"] == group]
+        color = BOX_COLOR if targets is None else OKABE_ITO[i % len(OKABE_ITO)]
+        # Per target, the legend names the target (short enough for a phone's width); the hover names every
+        # number of the box.
+        name = _("box p25–p75, line median, whiskers p5–p95") if targets is None else label_text(group)
+        fig.add_trace(
+            go.Box(
+                y=[label for label, _s in rows],
+                q1=[s["box"][1] for _label, s in rows],
+                median=[s["box"][2] for _label, s in rows],
+                q3=[s["box"][3] for _label, s in rows],
+                lowerfence=[s["box"][0] for _label, s in rows],
+                upperfence=[s["box"][4] for _label, s in rows],
+                orientation="h",
+                name=name,
+                marker={"color": color},
+                line={"color": color, "width": 1.5},
+                fillcolor=BOX_FILL if targets is None else _fill(color),
+                # The marker's hover names every number of the row; the box's own would repeat them.
+                hoverinfo="skip",
+                meta={"role": "box"} if targets is None else {"role": "box", "target": label_text(group)},
+            )
         )
-    )
     fig.add_trace(
         go.Scatter(
             x=[s["mark"] for s in stats],

@@ -1,10 +1,12 @@
-"""The time-series chart: a region x time heatmap, or a line per region."""
+"""The time-series chart: a region (or target x region) x time heatmap, or a line per region (or target x region)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
@@ -29,12 +31,24 @@ MAX_LINES = len(OKABE_ITO)
 OVER_TIME_FORMS = ("heatmap", "lines")
 HEATMAP_ROW_PX = 24
 
+if TYPE_CHECKING:
+    from probes.readings import IncidentRow
 
-def wants_lines(choice: str | None, selected_regions: int) -> bool:
+
+def time_meta() -> dict:
+    """The time axis' title with the zone left open: static/js/time.js names the zone it draws the times in."""
+    return {"time_title": _("time, %(zone)s")}
+
+
+def wants_lines(choice: str | None, selected_regions: int, *, per_target: bool = False) -> bool:
     """Lines when asked for, or by default when the reader has chosen at
-    most MAX_LINES regions; otherwise the heatmap, which reads at any count."""
+    most MAX_LINES regions; otherwise the heatmap, which reads at any count.
+    per_target (several targets kept apart): by default lines only for one
+    chosen region, a line per target; else a heatmap row per target x region."""
     if choice in OVER_TIME_FORMS:
         return choice == "lines"
+    if per_target:
+        return selected_regions == 1
     return 1 <= selected_regions <= MAX_LINES
 
 
@@ -89,6 +103,7 @@ def timeseries_figure(
     lines: bool = False,
     step: timedelta | None = None,
     window: tuple[datetime, datetime] | None = None,
+    incidents: Sequence[IncidentRow] = (),
 ) -> go.Figure:
     """The chosen percentile of the metric per region over time: a region x
     time heatmap (rows by name, a cell per time bucket, empty where a bucket
@@ -98,25 +113,94 @@ def timeseries_figure(
 
     rows: probes.readings.series. step: its bucket size
     (probes.readings.bucket_size); window: (since, until), where the first
-    and last cells are cut off."""
+    and last cells are cut off. incidents: probes.readings.incidents_overlapping for the window, each shaded
+    over its span and named in the legend and the hover."""
     pname = percentile_name(percentile)
-    by_region: dict[str, list[dict]] = defaultdict(list)
+    # A row per region, or per target x region when the rows name their target (series_by_target): a
+    # target's series is never merged with another's.
+    by_region: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
-        by_region[row["region"]].append(row)
-    slugs = sorted(by_region, key=lambda s: (by_region[s][0].get("region_name") or s, s))
-    labels = row_labels([(s, by_region[s][0].get("region_name")) for s in slugs])
+        by_region[(row.get("target", ""), row.get("target_id", 0), row["region"])].append(row)
+    slugs = sorted(by_region, key=lambda k: (k[0], k[1], by_region[k][0].get("region_name") or k[2], k[2]))
+    labels = row_labels([(k[2], _row_name(k[0], by_region[k][0].get("region_name") or k[2])) for k in slugs])
+    per_target = any(k[0] for k in slugs)
     fig = go.Figure()
     if all(series_value(row, pname) is None for row in rows):
         return no_data(fig, _("No %(percentile)s values of this metric in this window.") % {"percentile": pname})
     size = _step(rows, step)
     if lines and len(slugs) <= MAX_LINES:
-        return _lines(fig, by_region, slugs, labels, metric, pname, size)
+        return shade_incidents(_lines(fig, by_region, slugs, labels, metric, pname, size), incidents, window)
     note = None
-    if lines:
+    if lines and per_target:
+        note = _("Lines show at most %(count)d targets × regions; choose one region for a line per target.") % {
+            "count": MAX_LINES
+        }
+    elif lines:
         note = _("Lines show at most %(count)d regions; choose up to %(count)d in the region filter.") % {
             "count": MAX_LINES
         }
-    return _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note)
+    return shade_incidents(
+        _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note), incidents, window, above=True
+    )
+
+
+INCIDENT_RED = "rgb(180, 35, 24)"
+
+
+def shade_incidents(
+    fig: go.Figure, incidents: Sequence[IncidentRow], window: tuple[datetime, datetime] | None, *, above=False
+) -> go.Figure:
+    """Each incident's span as a translucent rectangle over the plot's height (above a heatmap, whose cells
+    would hide it; below lines), and a line along its top, on an axis of its own, that names it in the legend
+    and the hover. An open incident's span runs to the window's end."""
+    if not incidents:
+        return fig
+    shapes = []
+    for incident in incidents:
+        start, end = incident.started_at, incident.resolved_at or (window[1] if window else incident.started_at)
+        if window is not None:
+            start, end = max(start, window[0]), min(end, window[1])
+        if end <= start:
+            continue
+        x0, x1 = plotly_time(start), plotly_time(end)
+        shapes.append(
+            {"type": "rect", "xref": "x", "yref": "paper", "x0": x0, "x1": x1, "y0": 0, "y1": 1,
+             "fillcolor": "rgba(180, 35, 24, 0.12)", "line": {"width": 1, "color": INCIDENT_RED, "dash": "dot"},
+             "layer": "above" if above else "below", "name": f"incident-{incident.id}"}
+        )  # fmt: skip
+        regions = incident.region_names or _("all regions")
+        fig.add_trace(
+            go.Scatter(
+                x=[x0, x1],
+                y=[1, 1],
+                yaxis="y2",
+                mode="lines",
+                line={"color": INCIDENT_RED, "width": 4},
+                name=_("Incident: %(rule)s · %(target)s")
+                % {"rule": incident.rule_name, "target": incident.target_name},
+                legendgroup="incidents",
+                text=[regions, regions],
+                hovertemplate="<b>%{fullData.name}</b><br>%{text}<br>%{x}<extra></extra>",
+                meta={"role": "incident", "incident": incident.id},
+            )
+        )
+    if not shapes:
+        return fig
+    fig.update_layout(
+        shapes=[*(fig.layout.shapes or ()), *shapes],
+        yaxis2={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
+        showlegend=True,
+    )
+    if above:
+        # Beside a heatmap the colour bar holds the right: the incidents are named in a row above the plot
+        # (Plotly widens the top margin to fit it).
+        fig.update_layout(legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"})
+    return fig
+
+
+def _row_name(target: str, region: str) -> str:
+    """A row's or line's name: the region's, or the target's and the region's."""
+    return f"{target} · {region}" if target else region
 
 
 def _lines(fig, by_region, slugs, labels, metric, pname, size) -> go.Figure:
@@ -136,15 +220,25 @@ def _lines(fig, by_region, slugs, labels, metric, pname, size) -> go.Figure:
                 line={"color": color, "width": 2},
                 connectgaps=False,
                 hovertemplate=f"%{{fullData.name}}: %{{y:.1f}} {u}<extra></extra>",
-                meta={"region": slug, "stat": pname},
+                meta={"region": slug[2], "stat": pname, **({"target": slug[1]} if slug[0] else {})},
             )
         )
     _style(
         fig,
         hovermode="x unified",
-        xaxis={"type": "date", "title": {"text": _("time (UTC)")}},
+        xaxis={"type": "date", "title": {"text": _("time, UTC")}},
+        meta=time_meta(),
         yaxis={"title": {"text": f"{pname} {axis_title(metric)}"}, "rangemode": "tozero"},
-        legend={"title": {"text": _("%(percentile)s per region") % {"percentile": pname}}},
+        legend={
+            "title": {
+                "text": (
+                    _("%(percentile)s per target and region")
+                    if any(k[0] for k in slugs)
+                    else _("%(percentile)s per region")
+                )
+                % {"percentile": pname}
+            }
+        },
     )
     return fig
 
@@ -229,7 +323,8 @@ def _heatmap(fig, by_region, slugs, labels, metric, pname, size, window, note) -
         # At least 300 px, as the distribution: a phone's wrapped time labels
         # take their share and a few rows still get a plot to read.
         height=max(300, 110 + HEATMAP_ROW_PX * len(slugs)),
-        xaxis={"type": "date", "title": {"text": _("time (UTC)")}},
+        xaxis={"type": "date", "title": {"text": _("time, UTC")}},
+        meta=time_meta(),
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         annotations=annotations,
     )

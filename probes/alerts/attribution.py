@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from probes.alerts.wording import SEGMENT_NAMES, why_text
 from probes.histogram import exact_percentile
 from probes.readings.alerts import Baseline, Call
 from probes.readings.rows import Reading
@@ -33,20 +34,6 @@ from probes.readings.summaries import stack_segments
 
 NETWORK = ("dns", "connect", "tls")
 PROVIDER = ("server_wait", "first_token")
-SEGMENT_NAMES = {
-    "dns": "DNS",
-    "connect": "TCP connect",
-    "tls": "TLS",
-    "server_wait": "server wait",
-    "first_token": "first token",
-    "streaming": "streaming",
-}
-READINGS = {
-    "network": "the network path, not the provider",
-    "server_wait": "queueing at the provider, not the network",
-    "first_token": "prefill or queueing at the provider, not the network",
-    "streaming": "slower generation at the provider, not the network",
-}
 # A piece moved when it grew by more than this many ms and this share of its baseline.
 MOVED_MS = 5.0
 MOVED_SHARE = 0.10
@@ -60,20 +47,16 @@ MILESTONES = ("dns", "connect", "tls", "ttfb", "ttft", "total")
 @dataclass(frozen=True)
 class Attribution:
     phase: str  # a key of SEGMENT_NAMES, "cold_start", or "" when nothing can be named
-    text: str  # "TCP connect unchanged, server wait +1.1 s: queueing at the provider, not the network"
+    # What the sentence says, as data (probes.alerts.wording.why_text): {"note": "no_baseline"}, or the parts
+    # [("unchanged", "connect"), ("change", "server_wait", 1100.0)] and the reading ("server_wait").
+    why: dict
     deltas: dict[str, float]  # piece -> ms grown (window minus baseline)
 
-
-def duration(ms: float) -> str:
-    """820 ms, 1.9 s, 12 s: what a person reads in an alert."""
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    seconds = ms / 1000.0
-    return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
-
-
-def signed(ms: float) -> str:
-    return ("+" if ms >= 0 else "-") + duration(abs(ms))
+    @property
+    def text(self) -> str:
+        """ "TCP connect unchanged, server wait +1.1 s: queueing at the provider, not the network", in the
+        active language."""
+        return why_text(self.why)
 
 
 def window_medians(calls: Iterable[Call]) -> dict[str, float | None]:
@@ -102,13 +85,9 @@ def attribute(
     (both of the breaching regions only). cold_start=(True, idle_minutes)
     when every breaching region's breach is one slow call after idle."""
     if cold_start is not None and cold_start[0]:
-        return Attribution(
-            "cold_start",
-            f"slow only on the first call after {cold_start[1]:.0f} min idle: a cold start, not a trend",
-            {},
-        )
+        return Attribution("cold_start", {"note": "cold_start", "idle_minutes": cold_start[1]}, {})
     if not baselines or not window:
-        return Attribution("", "no baseline to compare the phases with", {})
+        return Attribution("", {"note": "no_baseline"}, {})
     return compare(window_medians(window), pooled(baselines).medians())
 
 
@@ -116,7 +95,7 @@ def compare(window: dict[str, float | None] | None, baseline: dict[str, float | 
     """attribute() from the medians already taken: an evaluation pass takes them once per
     (target, breaching regions) for every rule that breaches there (probes.alerts.evaluate)."""
     if window is None or baseline is None:
-        return Attribution("", "no baseline to compare the phases with", {})
+        return Attribution("", {"note": "no_baseline"}, {})
     now = stack_segments(window)
     before = stack_segments(baseline)
     deltas = {name: now[name] - before[name] for name in SEGMENT_NAMES}
@@ -133,28 +112,28 @@ def compare(window: dict[str, float | None] | None, baseline: dict[str, float | 
         else:
             del moved["server_wait"]
     if not moved:
-        return Attribution("", "no single phase moved clearly", deltas)
+        return Attribution("", {"note": "no_phase"}, deltas)
     phase = max(moved, key=lambda name: moved[name])
-    parts = []
+    parts: list[tuple] = []
     # The counterpart that did not move is what rules the other reading out.
     if phase in NETWORK:
-        reading = READINGS["network"]
+        reading = "network"
         witness = "server_wait"
     else:
-        reading = READINGS[phase]
+        reading = phase
         witness = "connect"
     if witness not in moved and not explained and (now[witness] or before[witness]):
-        parts.append(f"{SEGMENT_NAMES[witness]} unchanged")
+        parts.append(("unchanged", witness))
     if phase == "server_wait" and round_trip:
-        parts.append(f"{SEGMENT_NAMES['connect']} {signed(round_trip)}")
-        parts.append(f"{SEGMENT_NAMES[phase]} {signed(deltas[phase])} ({signed(provider_share)} beyond the round trip)")
+        parts.append(("change", "connect", round_trip))
+        parts.append(("beyond", phase, deltas[phase], provider_share))
     else:
-        parts.append(f"{SEGMENT_NAMES[phase]} {signed(deltas[phase])}")
+        parts.append(("change", phase, deltas[phase]))
     if explained and phase in NETWORK:
         if phase != "connect":
-            parts.append(f"{SEGMENT_NAMES['connect']} {signed(round_trip)}")
-        parts.append(f"and {SEGMENT_NAMES['server_wait']} {signed(deltas['server_wait'])} with it (one round trip)")
-    return Attribution(phase, f"{', '.join(parts)}: {reading}", deltas)
+            parts.append(("change", "connect", round_trip))
+        parts.append(("with_it", "server_wait", deltas["server_wait"]))
+    return Attribution(phase, {"parts": parts, "reading": reading}, deltas)
 
 
 def _moved(delta: float, before: float) -> bool:

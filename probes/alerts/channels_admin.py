@@ -43,7 +43,7 @@ class NotificationChannelForm(forms.ModelForm):
 
     class Meta:
         model = NotificationChannel
-        fields = ("name", "enabled")
+        fields = ("name", "enabled", "language")
 
     def clean_apprise_url(self) -> str:
         url = self.cleaned_data["apprise_url"].strip()
@@ -107,7 +107,7 @@ class NotificationChannelAdmin(admin.ModelAdmin):
         "last_error",
     )
     fieldsets = (
-        (None, {"fields": ("name", "apprise_url", "service", "url_env", "enabled")}),
+        (None, {"fields": ("name", "apprise_url", "service", "url_env", "enabled", "language")}),
         (
             gettext_lazy("Health"),
             {"fields": ("health", "consecutive_failures", "last_success_at", "last_failure_at", "last_error")},

@@ -20,6 +20,9 @@ pass that loses the swap (another evaluator moved the state first) writes
 nothing. Deliveries are queued after the commit (probes.alerts.notify).
 
 A pass writes only what changed: a steady rule costs a read, not a row.
+
+The same pass then judges the objectives' burn-rate alerts (probes.slos.alerts), through the same incidents,
+channels, silences and timeline.
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
-from django.utils import timezone
+from django.utils import timezone, translation
 
-from probes.alerts.attribution import Attribution, attribute, compare, duration, pooled, window_medians
+from probes.alerts import wording
+from probes.alerts.attribution import Attribution, attribute, compare, pooled, window_medians
 from probes.alerts.models import (
     GLOBAL,
     REGIONAL,
@@ -49,16 +52,17 @@ from probes.alerts.models import (
     Silence,
 )
 from probes.alerts.rules import is_latency, quorum
+from probes.alerts.transitions import deliveries, queue, record_opened, region_events, swap
 from probes.histogram import _rank
 from probes.metrics import BY_NAME, PERCENTILES
 from probes.readings.alerts import Baseline, Call, baselines, missed_in_window, window_calls
+from probes.slos.alerts import evaluate_objectives
 
 log = logging.getLogger(__name__)
 
 # A call is "after idle" when its probe made no call from that region for
 # this long before it: the provider may have scaled the model down.
 COLD_IDLE = timedelta(minutes=10)
-METRIC_WORDS = {"error_rate": "Error rate", "missed": "Missed runs"}
 
 
 @dataclass
@@ -101,6 +105,7 @@ class Judgement:
 class PassReport:
     rules: int = 0
     pairs: int = 0
+    objectives: int = 0
     opened: int = 0
     resolved: int = 0
     moved: int = 0
@@ -113,6 +118,7 @@ class PassReport:
             f"{self.rules} rules, {self.pairs} rule-target pairs judged in {self.seconds:.2f} s: "
             f"{self.opened} opened, {self.resolved} resolved, {self.moved} other state changes"
             + (f", {self.lost_races} left to a concurrent pass" if self.lost_races else "")
+            + (f"; {self.objectives} objectives judged" if self.objectives else "")
         )
 
 
@@ -281,73 +287,39 @@ def judge(rule: AlertRule, target_id: int, region_ids: Iterable[int], data: Pass
 # --- the summary -------------------------------------------------------------------------------------
 
 
-def _names(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def summarise(rule: AlertRule, target_name: str, j: Judgement, region_names: dict[int, str], why: Attribution) -> str:
-    """What a person reads first: "TTFT p95 from Lagos and Nairobi to gpt-eu is 2.3x its 7-day baseline
-    (1.9 s against 820 ms) for 10 min; TCP connect unchanged, server wait +1.1 s: queueing at the
-    provider, not the network. 2 of 15 regions: regional." Stored with the incident and sent as it is,
-    in the site's language (English): it is a record, written once."""
+def summarise(
+    rule: AlertRule, target_name: str, j: Judgement, region_names: dict[int, str], why: Attribution
+) -> tuple[str, dict]:
+    """The incident's summary: its data (probes.alerts.wording), which pages and notifications render in their
+    reader's language, and its English text, stored with the incident for search and the API. Written again as
+    regions join and leave, so it names what breaches now."""
     breaching = sorted(j.breaching, key=lambda v: -v.excess)
     worst = breaching[0]
-    places = _names(sorted(region_names.get(v.region_id, str(v.region_id)) for v in breaching))
-    lasting = f"for {rule.window_minutes} min"
+    data: dict = {
+        "v": wording.VERSION,
+        "metric": rule.metric,
+        "places": sorted(region_names.get(v.region_id, str(v.region_id)) for v in breaching),
+        "target": target_name,
+        "minutes": rule.window_minutes,
+        "value": worst.value,
+        "breaching": len(j.breaching),
+        "measured": len(j.measured),
+        "scope": j.scope,
+    }
     if is_latency(rule.metric):
-        what = f"{BY_NAME[rule.metric].short} {rule.percentile or 'p95'}"
+        data.update(short=BY_NAME[rule.metric].short, percentile=rule.percentile or "p95", why=why.why)
         if rule.baseline_factor is not None and worst.baseline:
-            hour = " at this hour" if worst.same_hour else ""
-            level = (
-                f"is {worst.value / worst.baseline:.1f}x its 7-day baseline{hour} "
-                f"({duration(worst.value)} against {duration(worst.baseline)})"
-            )
+            data.update(baseline=worst.baseline, same_hour=bool(worst.same_hour))
         else:
-            level = f"is {duration(worst.value)}, above the {duration(rule.threshold_ms or 0.0)} threshold,"
-        text = f"{what} from {places} to {target_name} {level} {lasting}; {why.text}."
+            data.update(threshold=rule.threshold_ms or 0.0)
     else:
-        share = "of calls" if rule.metric == "error_rate" else "of scheduled runs"
-        verb = "is" if rule.metric == "error_rate" else "are"
-        text = (
-            f"{METRIC_WORDS[rule.metric]} from {places} to {target_name} {verb} {worst.value:.0f}% {share}, "
-            f"above the {rule.threshold_percent:g}% threshold, {lasting}."
-        )
-    return f"{text} {len(j.breaching)} of {len(j.measured)} regions: {j.scope}."
+        data.update(threshold=rule.threshold_percent)
+    with translation.override("en"):
+        text = wording.summary_text(data)
+    return text, data
 
 
 # --- state moves --------------------------------------------------------------------------------------
-
-
-def _swap(state: AlertState, **changes) -> bool:
-    """Compare-and-swap the state: True when this pass moved it."""
-    moved = AlertState.objects.filter(pk=state.pk, version=state.version).update(version=F("version") + 1, **changes)
-    return moved == 1
-
-
-def _deliveries(
-    incident: Incident, transition: str, now: datetime, withheld: bool, channels: list[NotificationChannel]
-) -> list[int]:
-    """One Delivery per enabled channel of the rule; returns the ids to send (none when withheld)."""
-    if not channels:
-        return []
-    rows = [
-        Delivery(
-            incident=incident,
-            transition=transition,
-            channel=channel,
-            created_at=now,
-            state=Delivery.WITHHELD if withheld else Delivery.PENDING,
-        )
-        for channel in channels
-    ]
-    Delivery.objects.bulk_create(rows, ignore_conflicts=True)
-    if withheld:
-        return []
-    return list(
-        Delivery.objects.filter(incident=incident, transition=transition, state=Delivery.PENDING).values_list(
-            "id", flat=True
-        )
-    )
 
 
 class Evaluator:
@@ -385,7 +357,7 @@ class Evaluator:
             if not j.holds:
                 self._move(rule, target_id, state, status=AlertState.CLEARING, since=self.now)
             elif breaching != sorted(state.breaching):
-                self._regions_moved(rule, target_id, state, j)
+                self._regions_moved(rule, target_id, state, j, data)
         elif status == AlertState.CLEARING:
             assert state is not None
             if j.holds:
@@ -400,7 +372,7 @@ class Evaluator:
             if state.status != AlertState.OK:
                 self.report.lost_races += 1
                 return False
-        if _swap(state, evaluated_at=self.now, **changes):
+        if swap(state, evaluated_at=self.now, **changes):
             self.report.moved += 1
             return True
         self.report.lost_races += 1
@@ -411,11 +383,13 @@ class Evaluator:
         why = self._why(rule, target_id, j, data)
         worst = max(breaching, key=lambda v: v.excess)
         names = self._names()
-        summary = summarise(rule, rule.target.name if rule.target else self._target_name(target_id), j, names, why)
+        summary, summary_data = summarise(
+            rule, rule.target.name if rule.target else self._target_name(target_id), j, names, why
+        )
         queued: list[int] = []
         try:
             with transaction.atomic():
-                if not _swap(
+                if not swap(
                     state,
                     status=AlertState.FIRING,
                     evaluated_at=self.now,
@@ -432,6 +406,7 @@ class Evaluator:
                     scope=j.scope,
                     measured_regions=len(j.measured),
                     summary=summary,
+                    summary_data=summary_data,
                     phase=why.phase,
                     peak_value=worst.value,
                     baseline_value=worst.baseline,
@@ -439,22 +414,11 @@ class Evaluator:
                 )
                 # A new incident has no regions yet: add() inserts them without set()'s read of the current ones.
                 incident.regions.add(*(v.region_id for v in breaching))
-                events = [IncidentEvent(incident=incident, at=self.now, kind=IncidentEvent.OPENED, detail=summary)]
-                if silence is not None:
-                    events.append(
-                        IncidentEvent(
-                            incident=incident,
-                            at=self.now,
-                            kind=IncidentEvent.WITHHELD,
-                            detail=f"silenced until {silence.ends_at:%Y-%m-%d %H:%M} UTC"
-                            + (f": {silence.reason}" if silence.reason else ""),
-                        )
-                    )
-                IncidentEvent.objects.bulk_create(events)
-                queued = _deliveries(
+                record_opened(incident, self.now, summary, summary_data, silence)
+                queued = deliveries(
                     incident, Delivery.OPENED, self.now, withheld=silence is not None, channels=self._channels_of(rule)
                 )
-                transaction.on_commit(lambda: _queue(queued))
+                transaction.on_commit(lambda: queue(queued))
         except IntegrityError:
             # Another pass opened this rule's incident for the target between our read and our write.
             self.report.lost_races += 1
@@ -462,40 +426,41 @@ class Evaluator:
         self.report.opened += 1
         self.report.queued.extend(queued)
 
-    def _regions_moved(self, rule: AlertRule, target_id: int, state: AlertState, j: Judgement) -> None:
+    def _regions_moved(self, rule: AlertRule, target_id: int, state: AlertState, j: Judgement, data: PassData) -> None:
         now_breaching = {v.region_id for v in j.breaching}
+        # The summary says what is breaching now (which regions, how far, which phase): a reader of the incident
+        # or of its resolution sees the regions that joined, not the ones it opened with. The timeline keeps who
+        # joined and left when, and the incident's regions every region it ever held.
+        why = self._why(rule, target_id, j, data)
+        summary, summary_data = summarise(
+            rule, rule.target.name if rule.target else self._target_name(target_id), j, self._names(), why
+        )
         before = set(state.breaching)
         with transaction.atomic():
-            if not _swap(state, evaluated_at=self.now, breaching=sorted(now_breaching)):
+            if not swap(state, evaluated_at=self.now, breaching=sorted(now_breaching)):
                 self.report.lost_races += 1
                 return
             incident = Incident.objects.filter(rule=rule, target_id=target_id, resolved_at__isnull=True).first()
             if incident is None:
                 return
             names = self._names()
-            events = [
-                IncidentEvent(
-                    incident=incident, at=self.now, kind=kind, region_id=region_id, detail=names.get(region_id, "")
-                )
-                for kind, ids in (
-                    (IncidentEvent.REGION_JOINED, now_breaching - before),
-                    (IncidentEvent.REGION_LEFT, before - now_breaching),
-                )
-                for region_id in sorted(ids)
-            ]
+            events = region_events(incident, self.now, before, now_breaching, names)
             IncidentEvent.objects.bulk_create(events)
             incident.regions.add(*(now_breaching - before))
             worst = max(j.breaching, key=lambda v: v.excess)
-            changes: dict = {"scope": GLOBAL if incident.scope == GLOBAL else j.scope}
+            changes: dict = {"scope": GLOBAL if incident.scope == GLOBAL else j.scope, "summary": summary}
+            changes["summary_data"] = summary_data
             if incident.peak_value is None or worst.value > incident.peak_value:
                 changes["peak_value"] = worst.value
             Incident.objects.filter(pk=incident.pk).update(**changes)
         self.report.moved += 1
 
-    def _resolve(self, rule: AlertRule, target_id: int, state: AlertState, why: str = "") -> None:
+    def _resolve(self, rule: AlertRule, target_id: int, state: AlertState, why: dict | None = None) -> None:
+        """Resolve the open incident; `why` says why other than a clear window, as a timeline line's data
+        (probes.alerts.wording.event_text)."""
         queued: list[int] = []
         with transaction.atomic():
-            if not _swap(state, status=AlertState.OK, since=None, evaluated_at=self.now, breaching=[]):
+            if not swap(state, status=AlertState.OK, since=None, evaluated_at=self.now, breaching=[]):
                 self.report.lost_races += 1
                 return
             incident = (
@@ -510,23 +475,28 @@ class Evaluator:
                 incident=incident,
                 at=self.now,
                 kind=IncidentEvent.RESOLVED,
-                detail=why or f"clear for {rule.window_minutes} min",
+                detail=wording.english_event(why or {"say": "clear_for", "minutes": rule.window_minutes}),
+                detail_data=why or {"say": "clear_for", "minutes": rule.window_minutes},
             )
             # Whoever was not told of the opening (silenced) is not told of the end either.
             withheld = incident.silenced or self._silence_at(target_id) is not None
             channels = self._channels_of(rule)
-            queued = _deliveries(incident, Delivery.RESOLVED, self.now, withheld=withheld, channels=channels)
+            queued = deliveries(incident, Delivery.RESOLVED, self.now, withheld=withheld, channels=channels)
             if withheld and channels:
                 IncidentEvent.objects.create(
-                    incident=incident, at=self.now, kind=IncidentEvent.WITHHELD, detail="resolved inside a silence"
+                    incident=incident,
+                    at=self.now,
+                    kind=IncidentEvent.WITHHELD,
+                    detail="resolved inside a silence",
+                    detail_data={"say": "resolved_in_silence"},
                 )
-            transaction.on_commit(lambda: _queue(queued))
+            transaction.on_commit(lambda: queue(queued))
         self.report.resolved += 1
         self.report.queued.extend(queued)
 
     def _why(self, rule: AlertRule, target_id: int, j: Judgement, data: PassData) -> Attribution:
         if not is_latency(rule.metric):
-            return Attribution("", "", {})
+            return Attribution("", {}, {})
         breaching = j.breaching
         idles = [_cold_start(rule, target_id, v, data) for v in breaching]
         if all(idle is not None for idle in idles):
@@ -569,13 +539,6 @@ class Evaluator:
         return self.region_names
 
 
-def _queue(delivery_ids: list[int]) -> None:
-    if delivery_ids:
-        from probes.alerts import notify
-
-        notify.queue(delivery_ids)
-
-
 def run_pass(now: datetime | None = None) -> PassReport:
     """Evaluate every enabled rule as if it were `now` (default: the clock)."""
     from probes.models import Probe, Region
@@ -605,7 +568,8 @@ def run_pass(now: datetime | None = None) -> PassReport:
         if state.status == AlertState.PENDING:
             evaluator._move(state.rule, state.target_id, state, status=AlertState.OK, since=None, breaching=[])
         else:
-            evaluator._resolve(state.rule, state.target_id, state, why="the rule was disabled")
+            evaluator._resolve(state.rule, state.target_id, state, why={"say": "rule_disabled"})
+    evaluate_objectives(now, report)
     report.seconds = time.monotonic() - started
     log.info("alert pass at %s: %s", now.isoformat(timespec="seconds"), report)
     return report

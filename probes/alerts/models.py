@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 # The metrics a rule may watch. Latency metrics are read at a percentile; the
@@ -52,14 +53,28 @@ class NotificationChannel(models.Model):
     is stored encrypted (probes.alerts.secrets) and only its service is shown
     back; `apprise_url` is the ciphertext, never the URL."""
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, verbose_name=_("name"))
     apprise_url = models.TextField(
-        editable=False, help_text=_("The Apprise URL, encrypted with the site's key; never shown back.")
+        editable=False,
+        help_text=_("The Apprise URL, encrypted with the site's key; never shown back."),
+        verbose_name=_("apprise url"),
     )
     service = models.CharField(
-        max_length=40, editable=False, help_text=_('The URL\'s scheme, e.g. "slack" or "mailtos": not secret.')
+        max_length=40,
+        editable=False,
+        help_text=_('The URL\'s scheme, e.g. "slack" or "mailtos": not secret.'),
+        verbose_name=_("service"),
     )
-    enabled = models.BooleanField(default=True)
+    enabled = models.BooleanField(default=True, verbose_name=_("enabled"))
+    # A channel read by a team that speaks another language than the site's (probes.alerts.notify.message).
+    language = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        choices=[("", _("the site's language"))] + [(code, name) for code, name in settings.LANGUAGES],
+        verbose_name=_("language"),
+        help_text=_("The language of this channel's notifications; empty: the site's language (LANGUAGE_CODE)."),
+    )
     # Not secret: a name. Lets `manage.py atlas apply` create the channel again from a file that holds no URL.
     url_env = models.CharField(
         _("URL environment variable"),
@@ -72,14 +87,16 @@ class NotificationChannel(models.Model):
             "goes in a file). Empty when the URL was typed here."
         ),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
     # Channel health (probes.alerts.notify): failed attempts since the last success. The admin flags a
     # channel whose count reaches settings.LATENCY_CHANNEL_FAILING_AFTER.
-    consecutive_failures = models.PositiveIntegerField(default=0, editable=False)
-    last_success_at = models.DateTimeField(null=True, blank=True, editable=False)
-    last_failure_at = models.DateTimeField(null=True, blank=True, editable=False)
-    last_error = models.CharField(max_length=500, blank=True, default="", editable=False)
+    consecutive_failures = models.PositiveIntegerField(
+        default=0, editable=False, verbose_name=_("consecutive failures")
+    )
+    last_success_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("last success at"))
+    last_failure_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("last failure at"))
+    last_error = models.CharField(max_length=500, blank=True, default="", editable=False, verbose_name=_("last error"))
 
     class Meta:
         ordering = ["name"]
@@ -105,7 +122,7 @@ class AlertRule(models.Model):
     breaches when at least max(`min_regions`, `min_regions_percent` of the
     regions measured) regions breach. Refusals: probes.alerts.rules."""
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, verbose_name=_("name"))
     target = models.ForeignKey(
         "probes.Target",
         on_delete=models.CASCADE,
@@ -113,19 +130,29 @@ class AlertRule(models.Model):
         blank=True,
         related_name="alert_rules",
         help_text=_("Empty: every target, each judged on its own."),
+        verbose_name=_("target"),
     )
-    metric = models.CharField(max_length=16, choices=METRIC_CHOICES, default="ttft")
+    metric = models.CharField(max_length=16, choices=METRIC_CHOICES, default="ttft", verbose_name=_("metric"))
     percentile = models.CharField(
-        max_length=4, choices=PERCENTILE_CHOICES, blank=True, default="p95", help_text=_("For latency metrics.")
+        max_length=4,
+        choices=PERCENTILE_CHOICES,
+        blank=True,
+        default="p95",
+        help_text=_("For latency metrics."),
+        verbose_name=_("percentile"),
     )
     threshold_ms = models.FloatField(
-        null=True, blank=True, help_text=_("Breach above this many milliseconds (latency metrics).")
+        null=True,
+        blank=True,
+        help_text=_("Breach above this many milliseconds (latency metrics)."),
+        verbose_name=_("threshold ms"),
     )
     threshold_percent = models.FloatField(
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
         help_text=_("Breach above this share, in percent (error rate, missed runs)."),
+        verbose_name=_("threshold percent"),
     )
     baseline_factor = models.FloatField(
         null=True,
@@ -134,31 +161,44 @@ class AlertRule(models.Model):
             "Breach above this multiple of the region's baseline: the same region and target over the trailing "
             "7 days, at the same hour of day where there is enough data (latency metrics)."
         ),
+        verbose_name=_("baseline factor"),
     )
     window_minutes = models.PositiveIntegerField(
         default=10,
         validators=[MinValueValidator(1), MaxValueValidator(360)],
         help_text=_("The condition must hold this long to fire, and clear this long to resolve."),
+        verbose_name=_("window minutes"),
     )
     min_samples = models.PositiveIntegerField(
-        default=5, validators=[MinValueValidator(1)], help_text=_("Calls a region needs in the window to be judged.")
+        default=5,
+        validators=[MinValueValidator(1)],
+        help_text=_("Calls a region needs in the window to be judged."),
+        verbose_name=_("min samples"),
     )
     min_regions = models.PositiveIntegerField(
-        default=1, validators=[MinValueValidator(1)], help_text=_("Quorum: regions that must breach.")
+        default=1,
+        validators=[MinValueValidator(1)],
+        help_text=_("Quorum: regions that must breach."),
+        verbose_name=_("min regions"),
     )
     min_regions_percent = models.FloatField(
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
         help_text=_("Quorum as a share of the regions measured in the window (the larger of the two applies)."),
+        verbose_name=_("min regions percent"),
     )
     regions = models.ManyToManyField(
-        "probes.Region", blank=True, related_name="alert_rules", help_text=_("Empty: every region.")
+        "probes.Region",
+        blank=True,
+        related_name="alert_rules",
+        help_text=_("Empty: every region."),
+        verbose_name=_("regions"),
     )
-    enabled = models.BooleanField(default=True)
-    channels = models.ManyToManyField(NotificationChannel, blank=True, related_name="rules")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    enabled = models.BooleanField(default=True, verbose_name=_("enabled"))
+    channels = models.ManyToManyField(NotificationChannel, blank=True, related_name="rules", verbose_name=_("channels"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     class Meta:
         ordering = ["name"]
@@ -184,44 +224,98 @@ class AlertState(models.Model):
     CLEARING = "clearing"
     STATUS_CHOICES = [(OK, _("ok")), (PENDING, _("pending")), (FIRING, _("firing")), (CLEARING, _("clearing"))]
 
-    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="states")
-    target = models.ForeignKey("probes.Target", on_delete=models.CASCADE, related_name="alert_states")
-    status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=OK)
-    since = models.DateTimeField(null=True, blank=True)
-    evaluated_at = models.DateTimeField(null=True, blank=True)
-    breaching = models.JSONField(default=list, blank=True, help_text=_("Slugs of the regions breaching."))
-    version = models.PositiveBigIntegerField(default=0)
+    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="states", verbose_name=_("rule"))
+    target = models.ForeignKey(
+        "probes.Target", on_delete=models.CASCADE, related_name="alert_states", verbose_name=_("target")
+    )
+    status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=OK, verbose_name=_("status"))
+    since = models.DateTimeField(null=True, blank=True, verbose_name=_("since"))
+    evaluated_at = models.DateTimeField(null=True, blank=True, verbose_name=_("evaluated at"))
+    breaching = models.JSONField(
+        default=list, blank=True, help_text=_("Slugs of the regions breaching."), verbose_name=_("breaching")
+    )
+    version = models.PositiveBigIntegerField(default=0, verbose_name=_("version"))
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["rule", "target"], name="alert_state_one_per_rule_target")]
+        verbose_name = _("alert state")
+        verbose_name_plural = _("alert states")
 
     def __str__(self) -> str:
         return f"{self.rule_id}/{self.target_id}: {self.status}"
 
 
-class Incident(models.Model):
-    """A rule firing for one target, from the pass that fired it to the one
-    that resolved it."""
+PAGE = "page"
+TICKET = "ticket"
+SEVERITY_CHOICES = [(PAGE, _("page")), (TICKET, _("ticket"))]
 
-    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="incidents")
-    target = models.ForeignKey("probes.Target", on_delete=models.CASCADE, related_name="incidents")
-    started_at = models.DateTimeField(help_text=_("When the condition began to hold (UTC)."))
-    opened_at = models.DateTimeField(help_text=_("When the pass that fired it ran (UTC)."))
-    resolved_at = models.DateTimeField(null=True, blank=True)
-    scope = models.CharField(max_length=8, choices=SCOPE_CHOICES)
-    regions = models.ManyToManyField(
-        "probes.Region", related_name="incidents", help_text=_("Every region that breached during the incident.")
+
+class Incident(models.Model):
+    """A rule firing for one target, or an objective's burn-rate alert
+    (probes.slos.alerts), from the pass that fired it to the one that
+    resolved it. Exactly one of `rule` and `objective` is set. An objective's
+    incident is filed under the target spending most of its budget when it
+    opened, so the target's pages, charts and silences find it as they find
+    a rule's."""
+
+    rule = models.ForeignKey(
+        AlertRule, on_delete=models.CASCADE, null=True, blank=True, related_name="incidents", verbose_name=_("rule")
     )
-    measured_regions = models.PositiveIntegerField(default=0, help_text=_("Regions judged when it opened."))
-    summary = models.TextField()
-    phase = models.CharField(max_length=16, choices=PHASE_CHOICES, blank=True, default="")
-    # xgettext:no-python-format
-    peak_value = models.FloatField(null=True, blank=True, help_text=_("ms for latency, % for rates."))
-    baseline_value = models.FloatField(null=True, blank=True)
-    silenced = models.BooleanField(default=False, help_text=_("Opened inside a silence: nobody was notified."))
-    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    objective = models.ForeignKey(
+        "probes.ServiceLevelObjective",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="incidents",
+        verbose_name=_("objective"),
+    )
+    # An objective's alert: a page (burning fast) or a ticket (slowly); "" for a rule's incident.
+    severity = models.CharField(
+        max_length=8, choices=SEVERITY_CHOICES, blank=True, default="", verbose_name=_("severity")
+    )
+    target = models.ForeignKey(
+        "probes.Target", on_delete=models.CASCADE, related_name="incidents", verbose_name=_("target")
+    )
+    started_at = models.DateTimeField(
+        help_text=_("When the condition began to hold (UTC)."), verbose_name=_("started at")
+    )
+    opened_at = models.DateTimeField(help_text=_("When the pass that fired it ran (UTC)."), verbose_name=_("opened at"))
+    resolved_at = models.DateTimeField(null=True, blank=True, verbose_name=_("resolved at"))
+    scope = models.CharField(max_length=8, choices=SCOPE_CHOICES, verbose_name=_("scope"))
+    regions = models.ManyToManyField(
+        "probes.Region",
+        related_name="incidents",
+        help_text=_("Every region that breached during the incident."),
+        verbose_name=_("regions"),
+    )
+    measured_regions = models.PositiveIntegerField(
+        default=0, help_text=_("Regions judged when it opened."), verbose_name=_("measured regions")
+    )
+    summary = models.TextField(
+        verbose_name=_("summary"), help_text=_("In English; pages render it in their reader's language.")
+    )
+    # What the summary says as data (probes.alerts.wording), rendered in each reader's language.
+    summary_data = models.JSONField(default=dict, blank=True, editable=False, verbose_name=_("summary data"))
+    phase = models.CharField(max_length=16, choices=PHASE_CHOICES, blank=True, default="", verbose_name=_("phase"))
+    peak_value = models.FloatField(
+        null=True,
+        blank=True,
+        # xgettext:no-python-format
+        help_text=_("ms for latency, % for rates."),
+        verbose_name=_("peak value"),
+    )
+    baseline_value = models.FloatField(null=True, blank=True, verbose_name=_("baseline value"))
+    silenced = models.BooleanField(
+        default=False, help_text=_("Opened inside a silence: nobody was notified."), verbose_name=_("silenced")
+    )
+    acknowledged_at = models.DateTimeField(null=True, blank=True, verbose_name=_("acknowledged at"))
     acknowledged_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("acknowledged by"),
     )
 
     class Meta:
@@ -235,6 +329,16 @@ class Incident(models.Model):
             models.UniqueConstraint(
                 fields=["rule", "target"], condition=Q(resolved_at__isnull=True), name="incident_one_open_per_rule"
             ),
+            # The same for an objective's burn-rate alert: one open incident per objective (probes.slos.alerts).
+            models.UniqueConstraint(
+                fields=["objective"],
+                condition=Q(resolved_at__isnull=True, objective__isnull=False),
+                name="incident_one_open_per_objective",
+            ),
+            models.CheckConstraint(
+                condition=Q(rule__isnull=False, objective__isnull=True) | Q(rule__isnull=True, objective__isnull=False),
+                name="incident_of_a_rule_or_an_objective",
+            ),
         ]
         indexes = [
             # The incidents page: open ones first, then history newest first; the markers' "open for this
@@ -244,7 +348,12 @@ class Incident(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.rule} / {self.target}"
+        return f"{self.rule or self.objective} / {self.target}"
+
+    @property
+    def source_name(self) -> str:
+        """The rule's name, or the objective's: what fired."""
+        return str(self.rule.name if self.rule is not None else self.objective.name if self.objective else "")
 
     @property
     def is_open(self) -> bool:
@@ -257,6 +366,7 @@ class IncidentEvent(models.Model):
     OPENED = "opened"
     REGION_JOINED = "region_joined"
     REGION_LEFT = "region_left"
+    SEVERITY_CHANGED = "severity_changed"
     NOTIFIED = "notified"
     NOTIFICATION_FAILED = "notification_failed"
     WITHHELD = "withheld"
@@ -266,6 +376,7 @@ class IncidentEvent(models.Model):
         (OPENED, _("opened")),
         (REGION_JOINED, _("region joined")),
         (REGION_LEFT, _("region left")),
+        (SEVERITY_CHANGED, _("severity changed")),
         (NOTIFIED, _("notified")),
         (NOTIFICATION_FAILED, _("notification failed")),
         (WITHHELD, _("notification withheld (silenced)")),
@@ -273,25 +384,43 @@ class IncidentEvent(models.Model):
         (RESOLVED, _("resolved")),
     ]
 
-    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="events")
-    at = models.DateTimeField()
-    kind = models.CharField(max_length=24, choices=KIND_CHOICES)
-    region = models.ForeignKey("probes.Region", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    channel = models.ForeignKey(
-        NotificationChannel, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="events", verbose_name=_("incident"))
+    at = models.DateTimeField(verbose_name=_("at"))
+    kind = models.CharField(max_length=24, choices=KIND_CHOICES, verbose_name=_("kind"))
+    region = models.ForeignKey(
+        "probes.Region", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("region")
     )
-    attempt = models.PositiveSmallIntegerField(null=True, blank=True)
-    detail = models.TextField(blank=True, default="")
+    channel = models.ForeignKey(
+        NotificationChannel,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="events",
+        verbose_name=_("channel"),
+    )
+    attempt = models.PositiveSmallIntegerField(null=True, blank=True, verbose_name=_("attempt"))
+    detail = models.TextField(blank=True, default="", verbose_name=_("detail"))
+    # What the detail says, as data (probes.alerts.wording.event_text), rendered in each reader's language.
+    detail_data = models.JSONField(default=dict, blank=True, editable=False, verbose_name=_("detail data"))
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("user"),
     )
 
     class Meta:
         ordering = ["at", "id"]
         indexes = [models.Index(fields=["incident", "at"], name="incident_event_timeline")]
+        verbose_name = _("incident event")
+        verbose_name_plural = _("incident events")
 
     def __str__(self) -> str:
-        return f"{self.kind} at {self.at:%Y-%m-%d %H:%M:%S}"
+        return str(
+            gettext("%(kind)s at %(at)s") % {"kind": self.get_kind_display(), "at": f"{self.at:%Y-%m-%d %H:%M:%S}"}
+        )
 
 
 class Delivery(models.Model):
@@ -302,7 +431,9 @@ class Delivery(models.Model):
 
     OPENED = "opened"
     RESOLVED = "resolved"
-    TRANSITION_CHOICES = [(OPENED, _("opened")), (RESOLVED, _("resolved"))]
+    # An objective's ticket became a page (probes.slos.alerts): told once per incident.
+    ESCALATED = "escalated"
+    TRANSITION_CHOICES = [(OPENED, _("opened")), (RESOLVED, _("resolved")), (ESCALATED, _("escalated to a page"))]
     PENDING = "pending"
     SENDING = "sending"
     SENT = "sent"
@@ -316,15 +447,19 @@ class Delivery(models.Model):
         (WITHHELD, _("withheld (silenced)")),
     ]
 
-    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="deliveries")
-    transition = models.CharField(max_length=8, choices=TRANSITION_CHOICES)
-    channel = models.ForeignKey(NotificationChannel, on_delete=models.CASCADE, related_name="deliveries")
-    state = models.CharField(max_length=8, choices=STATE_CHOICES, default=PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    claimed_until = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField()
-    sent_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.CharField(max_length=500, blank=True, default="")
+    incident = models.ForeignKey(
+        Incident, on_delete=models.CASCADE, related_name="deliveries", verbose_name=_("incident")
+    )
+    transition = models.CharField(max_length=10, choices=TRANSITION_CHOICES, verbose_name=_("transition"))
+    channel = models.ForeignKey(
+        NotificationChannel, on_delete=models.CASCADE, related_name="deliveries", verbose_name=_("channel")
+    )
+    state = models.CharField(max_length=8, choices=STATE_CHOICES, default=PENDING, verbose_name=_("state"))
+    attempts = models.PositiveSmallIntegerField(default=0, verbose_name=_("attempts"))
+    claimed_until = models.DateTimeField(null=True, blank=True, verbose_name=_("claimed until"))
+    created_at = models.DateTimeField(verbose_name=_("created at"))
+    sent_at = models.DateTimeField(null=True, blank=True, verbose_name=_("sent at"))
+    last_error = models.CharField(max_length=500, blank=True, default="", verbose_name=_("last error"))
 
     class Meta:
         constraints = [
@@ -333,23 +468,37 @@ class Delivery(models.Model):
             )
         ]
         verbose_name_plural = _("deliveries")
+        verbose_name = _("delivery")
 
     def __str__(self) -> str:
-        return f"{self.transition} of incident {self.incident_id} to channel {self.channel_id}: {self.state}"
+        values = {
+            "transition": self.get_transition_display(),
+            "incident": self.incident_id,
+            "channel": self.channel_id,
+            "state": self.get_state_display(),
+        }
+        return str(gettext("%(transition)s of incident %(incident)s to channel %(channel)s: %(state)s") % values)
 
 
 class Silence(models.Model):
     """A maintenance window for a target: incidents are still recorded, nobody
     is notified of a transition that happens inside it."""
 
-    target = models.ForeignKey("probes.Target", on_delete=models.CASCADE, related_name="silences")
-    starts_at = models.DateTimeField()
-    ends_at = models.DateTimeField()
-    reason = models.CharField(max_length=200, blank=True, default="")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    target = models.ForeignKey(
+        "probes.Target", on_delete=models.CASCADE, related_name="silences", verbose_name=_("target")
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    starts_at = models.DateTimeField(verbose_name=_("starts at"))
+    ends_at = models.DateTimeField(verbose_name=_("ends at"))
+    reason = models.CharField(max_length=200, blank=True, default="", verbose_name=_("reason"))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("created by"),
+    )
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["-starts_at"]

@@ -35,8 +35,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from probes.alerts import wording
 from probes.alerts.addresses import guarded, refusal
-from probes.alerts.models import Delivery, Incident, IncidentEvent, NotificationChannel
+from probes.alerts.models import PAGE, Delivery, Incident, IncidentEvent, NotificationChannel
 from probes.alerts.secrets import UnreadableURL, decrypt_url
 
 log = logging.getLogger(__name__)
@@ -140,9 +141,15 @@ def scrub(text: str, url: str) -> str:
 # --- sending -----------------------------------------------------------------------------------
 
 
-def _send(url: str, title: str, body: str) -> tuple[str | None, bool]:
-    """Send through Apprise: (None, False) when it was accepted, else (why not, not yet scrubbed; whether
-    the address policy refused it, which no retry changes)."""
+def notify_type(transition: str) -> str:
+    """Apprise's type of a delivery's message: services that show one (a red or green mark, an icon, the
+    webhook's `type` field) show an opening as a failure and a resolution as a success."""
+    return apprise.NotifyType.SUCCESS if transition == Delivery.RESOLVED else apprise.NotifyType.FAILURE
+
+
+def _send(url: str, title: str, body: str, kind: str = apprise.NotifyType.INFO) -> tuple[str | None, bool]:
+    """Send through Apprise as a message of Apprise's type `kind`: (None, False) when it was accepted, else (why
+    not, not yet scrubbed; whether the address policy refused it, which no retry changes)."""
     notifier = apprise.Apprise()
     if not notifier.add(url):
         return _("Apprise does not understand this URL (its form or a value in it); enter it again."), False
@@ -152,7 +159,9 @@ def _send(url: str, title: str, body: str) -> tuple[str | None, bool]:
     # refused"), which say why. Every address the send reaches is checked as it connects (guarded).
     with (
         guarded() as guard,
-        notifier.notify(title=title, body=body, timeout=SEND_TIMEOUT_S, log_level=logging.DEBUG) as result,
+        notifier.notify(
+            title=title, body=body, notify_type=kind, timeout=SEND_TIMEOUT_S, log_level=logging.DEBUG
+        ) as result,
     ):
         # Refused even when another address of the service took the message: the channel reached for an
         # internal one.
@@ -189,21 +198,31 @@ def incident_link(incident: Incident) -> str:
     return f"{settings.LATENCY_SITE_URL}{path}"
 
 
-def message(incident: Incident, transition: str) -> tuple[str, str]:
+def language_of(channel: NotificationChannel | None) -> str:
+    """The language a channel's notifications are written in: its own when set, else the site's."""
+    return (channel.language if channel is not None else "") or settings.LANGUAGE_CODE
+
+
+def message(incident: Incident, transition: str, channel: NotificationChannel | None = None) -> tuple[str, str]:
     """(title, body) of the notification of `transition` ("opened" or "resolved") of `incident`,
-    in the site's language."""
-    with translation.override(settings.LANGUAGE_CODE):
+    in the channel's language (language_of)."""
+    with translation.override(language_of(channel)):
         regions = ", ".join(region.name for region in incident.regions.order_by("name"))
         values = {
-            "rule": incident.rule.name,
+            "rule": incident.source_name,
             "target": incident.target.name,
             "scope": incident.get_scope_display(),
         }
         if transition == Delivery.RESOLVED:
             title = _("[RESOLVED] %(rule)s: %(target)s (%(scope)s)") % values
+        elif incident.objective_id is not None and incident.severity == PAGE:
+            # An objective's burn-rate alert says how urgent it is: a page, or a ticket for working hours.
+            title = _("[PAGE] %(rule)s: %(target)s (%(scope)s)") % values
+        elif incident.objective_id is not None:
+            title = _("[TICKET] %(rule)s: %(target)s (%(scope)s)") % values
         else:
             title = _("[FIRING] %(rule)s: %(target)s (%(scope)s)") % values
-        lines = [incident.summary, ""]
+        lines = [wording.readable(incident.summary_data, incident.summary), ""]
         if regions:
             lines.append(_("Regions: %(regions)s") % {"regions": regions})
         lines.append(_("Started: %(at)s") % {"at": _utc(incident.started_at)})
@@ -238,7 +257,9 @@ def _claim(delivery_id: int, now: datetime) -> Delivery | None:
     )
     if not claimed:
         return None
-    return Delivery.objects.select_related("incident__rule", "incident__target", "channel").get(pk=delivery_id)
+    return Delivery.objects.select_related("incident__rule", "incident__objective", "incident__target", "channel").get(
+        pk=delivery_id
+    )
 
 
 def deliver(delivery_id: int) -> str:
@@ -259,8 +280,8 @@ def deliver(delivery_id: int) -> str:
         if not channel.enabled:
             raw, retry = _("the channel was disabled before the notification was sent"), False
         else:
-            title, body = message(incident, delivery.transition)
-            raw, final = _send(url, title, body)
+            title, body = message(incident, delivery.transition, channel)
+            raw, final = _send(url, title, body, notify_type(delivery.transition))
             retry = not final
     reason = None if raw is None else _reason(raw, url)
 
@@ -270,18 +291,27 @@ def deliver(delivery_id: int) -> str:
         mine = Delivery.objects.filter(pk=delivery.pk, state=Delivery.SENDING, attempts=attempt)
         if reason is None:
             mine.update(state=Delivery.SENT, sent_at=now, claimed_until=None, last_error="")
-            detail = _("Sent to %(channel)s.") % {"channel": _channel_name(channel)}
+            data: dict = {"say": "sent", "channel": _channel_name(channel)}
             kind = IncidentEvent.NOTIFIED
         else:
             mine.update(state=Delivery.FAILED if last else Delivery.PENDING, claimed_until=None, last_error=reason)
-            values = {"channel": _channel_name(channel), "reason": reason, "attempt": attempt}
-            if last:
-                detail = _("Attempt %(attempt)d to %(channel)s failed, the last one: %(reason)s") % values
-            else:
-                detail = _("Attempt %(attempt)d to %(channel)s failed, to be retried: %(reason)s") % values
+            data = {
+                "say": "attempt_failed",
+                "channel": _channel_name(channel),
+                "reason": reason,
+                "attempt": attempt,
+                "last": last,
+            }
             kind = IncidentEvent.NOTIFICATION_FAILED
+        # Stored in the language active here (the site's), and as data each reader's page renders in theirs.
         IncidentEvent.objects.create(
-            incident=incident, at=now, kind=kind, channel=channel, attempt=attempt, detail=detail
+            incident=incident,
+            at=now,
+            kind=kind,
+            channel=channel,
+            attempt=attempt,
+            detail=wording.event_text(data, ""),
+            detail_data=data,
         )
         if channel.enabled or reason is None:
             _record_health(channel.pk, now, reason)
@@ -318,7 +348,7 @@ def send_test(channel: NotificationChannel) -> tuple[bool, str]:
         url = decrypt_url(channel.apprise_url)
     except UnreadableURL as unreadable:
         return False, str(unreadable)
-    with translation.override(settings.LANGUAGE_CODE):
+    with translation.override(language_of(channel)):
         title = _("Latency Atlas: test notification")
         body = _("This is a test of the notification channel “%(name)s”. Alerts will arrive here.") % {
             "name": channel.name

@@ -12,9 +12,14 @@ class ApiToken(models.Model):
     is stored (probes.apitokens.tokens), so it is shown once, when made. Revoking keeps the row (when it was
     made, last used and revoked stay readable); deleting it works too."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens", verbose_name=_("user")
+    )
     name = models.CharField(
-        max_length=100, blank=True, help_text=_('What it is for, e.g. "deploy pipeline"; the token is not shown again.')
+        max_length=100,
+        blank=True,
+        help_text=_('What it is for, e.g. "deploy pipeline"; the token is not shown again.'),
+        verbose_name=_("name"),
     )
     # Unique: every API request looks its token up by this hash (one indexed equality).
     token_hash = models.CharField(
@@ -22,10 +27,11 @@ class ApiToken(models.Model):
         unique=True,
         editable=False,
         help_text=_("SHA-256 of the secret token; the token itself is never stored."),
+        verbose_name=_("token hash"),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
-    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("last used at"))
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("revoked at"))
 
     class Meta:
         ordering = ["-created_at"]

@@ -262,7 +262,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "LATENCY_EMULATED_GEOGRAPHY", "bool", False,
         "Every region runs on one machine with emulated network delay (the demo): every page says so, so the "
-        "numbers are never mistaken for real ones.",
+        "numbers are never mistaken for real ones. A target without coordinates is emulated as hosted in AWS "
+        "us-east-1 (Ashburn, Virginia), and each probe request names its region in an x-emulated-region header.",
         (SITE,), ACCESS,
     ),
     # --- Retention and maintenance ---------------------------------------------------------------------------
@@ -323,6 +324,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds of silence after which a region is dark (also: no worker ever, or every worker stopped); "
         "longer than LATENCY_REGION_STALE_AFTER.",
         (SITE, INGEST), FLEET, minimum=10, maximum=86400,
+    ),
+    Setting(
+        "LATENCY_MAP_ERROR_RING_RATIO", "float", 0.05,
+        "The share of a region's calls in the window that must fail before the map rings its marker in red "
+        "(0.05: 5 % or more); the map's legend states it. One failure among many calls draws no ring.",
+        (SITE,), FLEET, minimum=0.001, maximum=1,
     ),
     # --- Alerts and notifications ----------------------------------------------------------------------------
     Setting(

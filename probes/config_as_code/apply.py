@@ -7,8 +7,8 @@ would refuse the same values. The plan is the difference between the stored obje
 value the rules normalise is compared as it will be stored, and a second apply finds nothing to do.
 
 Every object is written in the same transaction, in the file's order (what a row names exists before it):
-regions, targets, channels, probes, then alert rules, judged against the probes as the file leaves them. Any
-problem, or --dry-run, rolls all of it back.
+regions, targets, channels, probes, then alert rules, judged against the probes as the file leaves them, model
+groups and objectives. Any problem, or --dry-run, rolls all of it back.
 
 --prune deletes the objects of each section the file has that the file does not name (a section left out of
 the file is not managed by it). An object that measurements or rollups refer to is never deleted: its history
@@ -23,7 +23,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, fields
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from django import forms
@@ -36,6 +36,8 @@ from probes.config_as_code.rows import (
     ALERT_RULES,
     BY_SECTION,
     CHANNELS,
+    MODEL_GROUPS,
+    OBJECTIVES,
     PROBES,
     REGIONS,
     TARGETS,
@@ -132,6 +134,10 @@ def _form_class(section: str) -> type[forms.ModelForm]:
         from probes.alerts.channels_admin import NotificationChannelForm
 
         return NotificationChannelForm
+    if section == OBJECTIVES.section:
+        from probes.slos.admin import ObjectiveAdminForm
+
+        return ObjectiveAdminForm
     kind = BY_SECTION[section]
     return forms.modelform_factory(model_of(kind), fields=kind.field_names())
 
@@ -218,6 +224,19 @@ class _Run:
             out[field] = pks if isinstance(value, tuple) else (pks[0] if pks else None)
         return out if complete else None
 
+    def _mix_kept(self, row: Any, label: str) -> bool:
+        """Whether every region of an objective's mix outlives the apply. The mix names regions by slug in a JSON
+        column, which protects none: a region --prune deletes would leave the mix naming nothing."""
+        named = self.document.keys(REGIONS.section)
+        if not self.prune or named is None:
+            return True
+        gone = sorted(slug for slug in row.mix if (slug,) not in named)
+        for slug in gone:
+            self.problems.append(
+                Problem(label, "mix", f"{REGIONS.label((slug,))} is not in the file, and --prune deletes it")
+            )
+        return not gone
+
     # Creating and updating --------------------------------------------------------------------------------
 
     def _channel_url(self, row: Any, existing: Any, label: str) -> tuple[str | None, bool]:
@@ -277,7 +296,7 @@ class _Run:
     def _form(self, kind: Kind, row: Any, refs: dict[str, Any], existing: Any, url: str | None) -> Any:
         data = {name: refs.get(name, getattr(row, name)) for name in kind.field_names()}
         if kind is CHANNELS:
-            data = {"name": row.name, "enabled": row.enabled, "apprise_url": url or ""}
+            data = {"name": row.name, "enabled": row.enabled, "language": row.language, "apprise_url": url or ""}
         instance = existing if existing is not None else model_of(kind)()
         return _form_class(kind.section)(data=data, instance=instance)
 
@@ -288,6 +307,8 @@ class _Run:
             refs = self._resolve(kind, row, label)
             existing = model_of(kind).objects.filter(**_lookup(kind, key)).first()
             url, writable = self._channel_url(row, existing, label) if kind is CHANNELS else (None, True)
+            if kind is OBJECTIVES:
+                writable = self._mix_kept(row, label)
             if refs is None or not writable:
                 self.refused.add((kind.section, key))
                 continue
@@ -302,7 +323,12 @@ class _Run:
                 continue
             after = row_of(kind, form.instance, {field: getattr(row, field) for field, _ in kind.refs})
             if kind is CHANNELS:
-                after = CHANNELS.row(name=form.instance.name, enabled=form.instance.enabled, url_env=row.url_env)
+                after = CHANNELS.row(
+                    name=form.instance.name,
+                    enabled=form.instance.enabled,
+                    url_env=row.url_env,
+                    language=form.instance.language,
+                )
             changes = diff(before, after)
             if url is not None and existing is not None:
                 changes += (Change("url", "", f"read from ${row.url_env}"),)
@@ -314,6 +340,17 @@ class _Run:
                 channel.save()
             else:
                 form.save()
+            if kind is OBJECTIVES:
+                # Once the whole file is committed (never after a dry run or a refusal): counts made under a
+                # condition the file changed are emptied (probes.slos.services).
+                from probes.slos.services import objective_saved
+
+                transaction.on_commit(partial(objective_saved, form.instance.pk))
+            elif kind is MODEL_GROUPS:
+                # Objectives over a group count its targets: a change of them is a change of their coverage.
+                from probes.slos.services import reconcile
+
+                transaction.on_commit(reconcile)
             self.steps.append(Step(CREATE if existing is None else UPDATE, label, changes))
 
     # Pruning ----------------------------------------------------------------------------------------------
@@ -361,6 +398,11 @@ def apply_document(document: Document, *, prune: bool = False, dry_run: bool = F
             run.prune_kind(ALERT_RULES)
             run.prune_kind(PROBES)
             run.upsert(ALERT_RULES)
+            run.upsert(MODEL_GROUPS)
+            run.upsert(OBJECTIVES)
+            # Before the model groups: an objective protects the group it covers.
+            run.prune_kind(OBJECTIVES)
+            run.prune_kind(MODEL_GROUPS)
             for kind in (CHANNELS, TARGETS, REGIONS):
                 run.prune_kind(kind)
             if run.problems or dry_run:

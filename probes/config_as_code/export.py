@@ -9,6 +9,7 @@ its name, whether it is enabled and the environment variable its URL came from.
 from __future__ import annotations
 
 from dataclasses import asdict
+from decimal import Decimal
 from typing import Any
 
 import yaml
@@ -19,6 +20,8 @@ from probes.config_as_code.rows import (
     CHANNELS,
     FORMAT_VERSION,
     KINDS,
+    MODEL_GROUPS,
+    OBJECTIVES,
     PROBES,
     REGIONS,
     TARGETS,
@@ -34,7 +37,7 @@ HEADER = """\
 
 
 def model_of(kind: Kind) -> type[models.Model]:
-    from probes.models import AlertRule, NotificationChannel, Probe, Region, Target
+    from probes.models import AlertRule, ModelGroup, NotificationChannel, Probe, Region, ServiceLevelObjective, Target
 
     return {
         REGIONS.section: Region,
@@ -42,6 +45,8 @@ def model_of(kind: Kind) -> type[models.Model]:
         CHANNELS.section: NotificationChannel,
         PROBES.section: Probe,
         ALERT_RULES.section: AlertRule,
+        MODEL_GROUPS.section: ModelGroup,
+        OBJECTIVES.section: ServiceLevelObjective,
     }[kind.section]
 
 
@@ -52,6 +57,11 @@ def row_of(kind: Kind, obj: models.Model, refs: dict[str, Any]) -> Row:
         value = refs[name] if name in refs else getattr(obj, name)
         if name == "headers":
             value = dict(sorted((value or {}).items()))
+        elif name == "mix":
+            value = {slug: float(share) for slug, share in sorted((value or {}).items())}
+        elif isinstance(value, Decimal):
+            # An objective's percentage: the file's number, compared with the file's as a float.
+            value = float(value)
         values[name] = value
     return kind.row(**values)
 
@@ -62,20 +72,25 @@ def refs_of(kind: Kind, obj: Any) -> dict[str, Any]:
     for field, _section in kind.refs:
         if field == "target":
             refs[field] = obj.target.name if obj.target is not None else None
+        elif field == "model_group":
+            refs[field] = obj.model_group.name if obj.model_group is not None else None
         elif field == "regions":
             refs[field] = tuple(sorted(region.slug for region in obj.regions.all()))
         elif field == "channels":
             refs[field] = tuple(sorted(channel.name for channel in obj.channels.all()))
+        elif field == "targets":
+            refs[field] = tuple(sorted(target.name for target in obj.targets.all()))
     return refs
 
 
 def stored_rows(kind: Kind) -> list[Row]:
     queryset = model_of(kind).objects.all()
-    related = [field for field, _section in kind.refs if field != "target"]
+    related = [field for field, _section in kind.refs if field not in ("target", "model_group")]
     if related:
         queryset = queryset.prefetch_related(*related)
-    if any(field == "target" for field, _section in kind.refs):
-        queryset = queryset.select_related("target")
+    single = [field for field, _section in kind.refs if field in ("target", "model_group")]
+    if single:
+        queryset = queryset.select_related(*single)
     rows = [row_of(kind, obj, refs_of(kind, obj)) for obj in queryset]
     return sorted(rows, key=kind.key_of)
 
@@ -99,5 +114,5 @@ def dump(sections: dict[str, list[Row]]) -> str:
 
 
 def export_yaml() -> str:
-    """Every region, target, notification channel, probe and alert rule, as YAML."""
+    """Every region, target, notification channel, probe, alert rule, model group and objective, as YAML."""
     return dump(export_rows())

@@ -6,8 +6,8 @@ normalise (a Gemini model taken from its URL, a percentile cleared for a rate me
 be stored, and a second apply finds nothing to change.
 
 Objects are named by keys that mean something to a person and survive a dump and restore: a region's slug, a
-target's name, a channel's and an alert rule's name, and a probe's target and name together (Probe.name is
-unique only within its target: probe_unique_name_per_target). Never a database id.
+target's name, a channel's, an alert rule's, a model group's and an objective's name, and a probe's target and
+name together (Probe.name is unique only within its target: probe_unique_name_per_target). Never a database id.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ class ChannelRow:
     enabled: bool
     # The name of the environment variable holding the Apprise URL at apply time; the URL never is in a file.
     url_env: str
+    # The language of its notifications ("" for the site's): a file that left it out would reset it.
+    language: str
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,31 @@ class AlertRuleRow:
     channels: tuple[str, ...]
 
 
-Row = RegionRow | TargetRow | ChannelRow | ProbeRow | AlertRuleRow
+@dataclass(frozen=True)
+class ModelGroupRow:
+    name: str
+    targets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ObjectiveRow:
+    name: str
+    enabled: bool
+    targets: tuple[str, ...]  # or a model group, not both
+    model_group: str | None
+    regions: tuple[str, ...]  # empty: every region (or those of the mix)
+    mix: dict[str, float]  # region slug to share
+    ttft_threshold_ms: float
+    tpot_threshold_ms: float | None
+    total_threshold_ms: float | None
+    degraded_ttft_threshold_ms: float | None
+    objective_percent: float
+    window: str
+    exclude_silences: bool
+    channels: tuple[str, ...]  # where its burn-rate alerts go, by channel name
+
+
+Row = RegionRow | TargetRow | ChannelRow | ProbeRow | AlertRuleRow | ModelGroupRow | ObjectiveRow
 
 
 @dataclass(frozen=True)
@@ -129,8 +155,20 @@ ALERT_RULES = Kind(
     frozenset({"name", "metric"}),
     refs=(("target", "targets"), ("regions", "regions"), ("channels", "channels")),
 )
+MODEL_GROUPS = Kind(
+    "model_groups", "model group", ModelGroupRow, ("name",), frozenset({"name"}), refs=(("targets", "targets"),)
+)
+
+OBJECTIVES = Kind(
+    "objectives",
+    "objective",
+    ObjectiveRow,
+    ("name",),
+    frozenset({"name", "ttft_threshold_ms", "objective_percent"}),
+    refs=(("targets", "targets"), ("model_group", "model_groups"), ("regions", "regions"), ("channels", "channels")),
+)
 
 # The file's order, which is also the order objects are created in: what a row names comes before it.
-KINDS: tuple[Kind, ...] = (REGIONS, TARGETS, CHANNELS, PROBES, ALERT_RULES)
+KINDS: tuple[Kind, ...] = (REGIONS, TARGETS, CHANNELS, PROBES, ALERT_RULES, MODEL_GROUPS, OBJECTIVES)
 BY_SECTION = {kind.section: kind for kind in KINDS}
 FORMAT_VERSION = 1

@@ -132,6 +132,16 @@ def _convert(hint: Any, value: Any) -> tuple[Any, str]:
                 # A header's name is no secret (its value may be one): the message names it.
                 return None, f"{name}: expected a string, got {_what(item)}"
         return dict(value), ""
+    if hint == dict[str, float]:
+        if not isinstance(value, dict):
+            return None, _expected("a mapping of names to numbers", value)
+        for name, item in value.items():
+            if not isinstance(name, str):
+                return None, f"expected names that are strings, got {_what(name)}"
+            if not (_is_number(item) and math.isfinite(item)):
+                # A region's slug is no secret: the message names it.
+                return None, f"{name}: expected a finite number, got {_what(item)}"
+        return {name: float(item) for name, item in value.items()}, ""
     if hint == tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             return None, _expected("a list of names", value)
@@ -166,16 +176,17 @@ def _strings(value: Any) -> list[str]:
 
 def defaults(kind: Kind) -> dict[str, Any]:
     """What a field left out of the file stands for: what a new object gets in the admin (the model's
-    default), or nothing for a relation (every target, every region, no channel)."""
+    default), or nothing for a relation (every target, every region, no channel, no model group)."""
     from probes.config_as_code.export import model_of
 
     model = model_of(kind)
+    hints = get_type_hints(kind.row)
     out: dict[str, Any] = {}
     for name in kind.field_names():
         if name in kind.required:
             continue
         if name in dict(kind.refs):
-            out[name] = None if name == "target" else ()
+            out[name] = () if hints[name] == tuple[str, ...] else None
             continue
         value = model._meta.get_field(name).get_default()
         out[name] = dict(value) if isinstance(value, dict) else value

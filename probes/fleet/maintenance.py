@@ -36,7 +36,8 @@ def refusal(task_name: str, token: object, *, max_age_s: float) -> str | None:
 
 # The tasks only the central scheduler may send: it signs each of them
 # (probes.scheduling.SlotScheduler), and each checks first (`refused`).
-# probes.deliver_notification is sent by the central side too (probes.alerts.notify.queue), signed the same way.
+# probes.deliver_notification is sent by the central side too (probes.alerts.notify.queue), signed the same way,
+# and so is probes.slos.rebuild_objective (probes.slos.services.queue_rebuild).
 MAINTENANCE_TASKS = frozenset(
     {
         "probes.rollup_recent",
@@ -45,6 +46,7 @@ MAINTENANCE_TASKS = frozenset(
         "probes.close_slots",
         "probes.evaluate_alerts",
         "probes.deliver_notification",
+        "probes.slos.rebuild_objective",
     }
 )
 DEAD_LETTER_SOURCE = "maintenance"

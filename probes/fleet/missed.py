@@ -28,7 +28,9 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import connection, transaction
 
+from probes.rollups.locks import LockSpace
 from probes.scheduling import current_slot, slot_offset
+from probes.slos.counting import lock_objectives, missed_counts_ctes
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,7 @@ def slot_ranges(probes, now: datetime) -> tuple[list[int], list[int], list[int],
 def close_slots(now: datetime | None = None) -> int:
     """Record a MissedRun for every closed slot without a measurement (see
     the module). Returns how many were recorded by this call."""
-    from probes.models import Measurement, MissedRun, Probe, Region
+    from probes.models import Measurement, MissedRun, Probe, Region, ServiceLevelObjective
 
     now = now or datetime.now(UTC)
     probes = list(Probe.objects.filter(enabled=True).values_list("id", "interval_seconds", "timeout_seconds"))
@@ -76,8 +78,18 @@ def close_slots(now: datetime | None = None) -> int:
     probe_table, region_table = Probe._meta.db_table, Region._meta.db_table
     through = Probe.regions.through._meta.db_table
     with transaction.atomic(), connection.cursor() as cur:
+        counting = ServiceLevelObjective.objects.filter(enabled=True).exists()
+        if counting:
+            # Exclusive against ingest until commit: a measurement committed while its slot is closed would
+            # otherwise be stored and leave the slot counted missed in the objectives too (each statement blind
+            # to the other's uncommitted row); now one of them sees the other. Taken before the objectives' row
+            # locks, in ingest's order (probes.slos.counting), so the two cannot deadlock.
+            cur.execute("SELECT pg_advisory_xact_lock(%s, 0)", [int(LockSpace.INGEST_IDS)])
+            counting = lock_objectives(cur)
+        counted = f", {missed_counts_ctes('recorded')}" if counting else ""
         cur.execute(
             f"""
+            WITH recorded AS (
             INSERT INTO {missed} (probe_id, target_id, region_id, scheduled_for, recorded_at)
             SELECT p.id, p.target_id, r.id, slot.at, %s
             FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::int[]) AS s(probe_id, first, last, step)
@@ -95,10 +107,13 @@ def close_slots(now: datetime | None = None) -> int:
                   AND m.scheduled_for >= to_timestamp(%s) AND m.scheduled_for <= to_timestamp(%s)
               )
             ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING
+            RETURNING target_id, region_id, scheduled_for
+            ){counted}
+            SELECT count(*) FROM recorded
             """,
             [now, ids, firsts, lasts, intervals, min(firsts), max(lasts)],
         )
-        recorded: int = cur.rowcount
+        (recorded,) = cur.fetchone()
     if recorded:
         log.info("recorded %d missed runs (slots due before the grace line with no measurement)", recorded)
     return recorded

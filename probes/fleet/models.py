@@ -4,6 +4,7 @@ scheduled runs that no worker picked up. Imported by probes.models."""
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -13,16 +14,24 @@ class RegionKey(models.Model):
     is in force until retires_at (NULL: no end); rotating gives the old key a
     retires_at a little ahead, so workers can be moved over without a gap."""
 
-    region = models.ForeignKey("probes.Region", on_delete=models.CASCADE, related_name="keys")
+    region = models.ForeignKey("probes.Region", on_delete=models.CASCADE, related_name="keys", verbose_name=_("region"))
     key_id = models.CharField(
-        max_length=16, unique=True, help_text=_("First 16 hex digits of the public key's SHA-256; not secret.")
+        max_length=16,
+        unique=True,
+        help_text=_("First 16 hex digits of the public key's SHA-256; not secret."),
+        verbose_name=_("key id"),
     )
-    public_key = models.CharField(max_length=64, help_text=_("Ed25519 public key, base64url."))
-    created_at = models.DateTimeField()
+    public_key = models.CharField(
+        max_length=64, help_text=_("Ed25519 public key, base64url."), verbose_name=_("public key")
+    )
+    created_at = models.DateTimeField(verbose_name=_("created at"))
     retires_at = models.DateTimeField(
-        null=True, blank=True, help_text=_("From this moment the key is refused (empty: in force).")
+        null=True,
+        blank=True,
+        help_text=_("From this moment the key is refused (empty: in force)."),
+        verbose_name=_("retires at"),
     )
-    note = models.CharField(max_length=200, blank=True, default="")
+    note = models.CharField(max_length=200, blank=True, default="", verbose_name=_("note"))
 
     class Meta:
         ordering = ["region", "-created_at"]
@@ -30,7 +39,7 @@ class RegionKey(models.Model):
         verbose_name_plural = _("region credentials")
 
     def __str__(self) -> str:
-        return f"{self.region.slug} key {self.key_id}"
+        return str(gettext("%(region)s key %(key)s") % {"region": self.region.slug, "key": self.key_id})
 
 
 class CentralKey(models.Model):
@@ -42,13 +51,23 @@ class CentralKey(models.Model):
     retires_at."""
 
     key_id = models.CharField(
-        max_length=16, unique=True, help_text=_("First 16 hex digits of the public key's SHA-256; not secret.")
+        max_length=16,
+        unique=True,
+        help_text=_("First 16 hex digits of the public key's SHA-256; not secret."),
+        verbose_name=_("key id"),
     )
-    public_key = models.CharField(max_length=64, help_text=_("Ed25519 public key, base64url."))
-    sealed_private_key = models.TextField(help_text=_("The private key, encrypted under SECRET_KEY."))
-    created_at = models.DateTimeField()
+    public_key = models.CharField(
+        max_length=64, help_text=_("Ed25519 public key, base64url."), verbose_name=_("public key")
+    )
+    sealed_private_key = models.TextField(
+        help_text=_("The private key, encrypted under SECRET_KEY."), verbose_name=_("sealed private key")
+    )
+    created_at = models.DateTimeField(verbose_name=_("created at"))
     retires_at = models.DateTimeField(
-        null=True, blank=True, help_text=_("From this moment the key no longer signs (empty: in force).")
+        null=True,
+        blank=True,
+        help_text=_("From this moment the key no longer signs (empty: in force)."),
+        verbose_name=_("retires at"),
     )
 
     class Meta:
@@ -57,7 +76,7 @@ class CentralKey(models.Model):
         verbose_name_plural = _("central signing keys")
 
     def __str__(self) -> str:
-        return f"central key {self.key_id}"
+        return str(gettext("central key %(key)s") % {"key": self.key_id})
 
 
 class Worker(models.Model):
@@ -68,32 +87,45 @@ class Worker(models.Model):
     STOPPED = "stopped"
     STATE_CHOICES = [(RUNNING, _("running")), (STOPPED, _("stopped"))]
 
-    instance = models.CharField(max_length=32, unique=True, help_text=_("Random id chosen by the process at start."))
-    region = models.ForeignKey("probes.Region", on_delete=models.CASCADE, related_name="workers")
-    key_id = models.CharField(max_length=16)
-    name = models.CharField(max_length=255, help_text=_("Celery node name."))
-    hostname = models.CharField(max_length=255)
-    release = models.CharField(max_length=40)
-    schema = models.PositiveSmallIntegerField()
-    engine = models.CharField(max_length=200, blank=True, default="")
-    state = models.CharField(max_length=8, choices=STATE_CHOICES, default=RUNNING)
-    started_at = models.DateTimeField()
-    last_seen = models.DateTimeField(help_text=_("Central time of the latest heartbeat."))
-    last_run_at = models.DateTimeField(null=True, blank=True)
-    runs = models.PositiveBigIntegerField(default=0, help_text=_("Runs finished since the process started."))
-    in_flight = models.PositiveIntegerField(default=0)
-    queue_depth = models.PositiveIntegerField(null=True, blank=True)
-    clock_offset_ms = models.FloatField(
-        null=True, blank=True, help_text=_("Worker clock minus central clock, from the heartbeat's round trip.")
+    instance = models.CharField(
+        max_length=32, unique=True, help_text=_("Random id chosen by the process at start."), verbose_name=_("instance")
     )
-    round_trip_ms = models.FloatField(null=True, blank=True)
+    region = models.ForeignKey(
+        "probes.Region", on_delete=models.CASCADE, related_name="workers", verbose_name=_("region")
+    )
+    key_id = models.CharField(max_length=16, verbose_name=_("key id"))
+    name = models.CharField(max_length=255, help_text=_("Celery node name."), verbose_name=_("name"))
+    hostname = models.CharField(max_length=255, verbose_name=_("hostname"))
+    release = models.CharField(max_length=40, verbose_name=_("release"))
+    schema = models.PositiveSmallIntegerField(verbose_name=_("schema"))
+    engine = models.CharField(max_length=200, blank=True, default="", verbose_name=_("engine"))
+    state = models.CharField(max_length=8, choices=STATE_CHOICES, default=RUNNING, verbose_name=_("state"))
+    started_at = models.DateTimeField(verbose_name=_("started at"))
+    last_seen = models.DateTimeField(help_text=_("Central time of the latest heartbeat."), verbose_name=_("last seen"))
+    last_run_at = models.DateTimeField(null=True, blank=True, verbose_name=_("last run at"))
+    runs = models.PositiveBigIntegerField(
+        default=0, help_text=_("Runs finished since the process started."), verbose_name=_("runs")
+    )
+    in_flight = models.PositiveIntegerField(default=0, verbose_name=_("in flight"))
+    queue_depth = models.PositiveIntegerField(null=True, blank=True, verbose_name=_("queue depth"))
+    clock_offset_ms = models.FloatField(
+        null=True,
+        blank=True,
+        help_text=_("Worker clock minus central clock, from the heartbeat's round trip."),
+        verbose_name=_("clock offset ms"),
+    )
+    round_trip_ms = models.FloatField(null=True, blank=True, verbose_name=_("round trip ms"))
     refused_orders = models.PositiveBigIntegerField(
-        default=0, help_text=_("Run orders the worker refused (not signed by the central site, expired, misrouted).")
+        default=0,
+        help_text=_("Run orders the worker refused (not signed by the central site, expired, misrouted)."),
+        verbose_name=_("refused orders"),
     )
     refused_replies = models.PositiveBigIntegerField(
-        default=0, help_text=_("Heartbeat replies the worker refused to believe (not signed by the central site).")
+        default=0,
+        help_text=_("Heartbeat replies the worker refused to believe (not signed by the central site)."),
+        verbose_name=_("refused replies"),
     )
-    last_refusal = models.CharField(max_length=300, blank=True, default="")
+    last_refusal = models.CharField(max_length=300, blank=True, default="", verbose_name=_("last refusal"))
 
     class Meta:
         ordering = ["region", "-last_seen"]
@@ -104,6 +136,8 @@ class Worker(models.Model):
             # Pruning workers not seen for a long time.
             models.Index(fields=["last_seen"], name="worker_last_seen"),
         ]
+        verbose_name = _("worker")
+        verbose_name_plural = _("workers")
 
     def __str__(self) -> str:
         return f"{self.name} ({self.instance[:8]})"
@@ -112,12 +146,12 @@ class Worker(models.Model):
 class WorkerBeat(models.Model):
     """A short history of heartbeats (LATENCY_HEARTBEAT_HISTORY_HOURS)."""
 
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="beats")
-    at = models.DateTimeField()
-    in_flight = models.PositiveIntegerField(default=0)
-    runs = models.PositiveBigIntegerField(default=0)
-    queue_depth = models.PositiveIntegerField(null=True, blank=True)
-    clock_offset_ms = models.FloatField(null=True, blank=True)
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="beats", verbose_name=_("worker"))
+    at = models.DateTimeField(verbose_name=_("at"))
+    in_flight = models.PositiveIntegerField(default=0, verbose_name=_("in flight"))
+    runs = models.PositiveBigIntegerField(default=0, verbose_name=_("runs"))
+    queue_depth = models.PositiveIntegerField(null=True, blank=True, verbose_name=_("queue depth"))
+    clock_offset_ms = models.FloatField(null=True, blank=True, verbose_name=_("clock offset ms"))
 
     class Meta:
         indexes = [
@@ -125,9 +159,13 @@ class WorkerBeat(models.Model):
             models.Index(fields=["worker", "-at"], name="worker_beat_recent"),
             models.Index(fields=["at"], name="worker_beat_at"),
         ]
+        verbose_name = _("worker beat")
+        verbose_name_plural = _("worker beats")
 
     def __str__(self) -> str:
-        return f"heartbeat at {self.at:%Y-%m-%d %H:%M:%S} UTC" if self.at else "heartbeat"
+        if not self.at:
+            return str(gettext("heartbeat"))
+        return str(gettext("heartbeat at %(at)s UTC") % {"at": f"{self.at:%Y-%m-%d %H:%M:%S}"})
 
 
 class MissedRun(models.Model):
@@ -136,11 +174,17 @@ class MissedRun(models.Model):
     Counted per region beside samples and errors; a measurement that still
     arrives later wins (readers count only missed runs without one)."""
 
-    probe = models.ForeignKey("probes.Probe", on_delete=models.CASCADE, related_name="missed_runs", db_index=False)
-    target = models.ForeignKey("probes.Target", on_delete=models.CASCADE, related_name="missed_runs", db_index=False)
-    region = models.ForeignKey("probes.Region", on_delete=models.CASCADE, related_name="missed_runs", db_index=False)
-    scheduled_for = models.DateTimeField()
-    recorded_at = models.DateTimeField()
+    probe = models.ForeignKey(
+        "probes.Probe", on_delete=models.CASCADE, related_name="missed_runs", db_index=False, verbose_name=_("probe")
+    )
+    target = models.ForeignKey(
+        "probes.Target", on_delete=models.CASCADE, related_name="missed_runs", db_index=False, verbose_name=_("target")
+    )
+    region = models.ForeignKey(
+        "probes.Region", on_delete=models.CASCADE, related_name="missed_runs", db_index=False, verbose_name=_("region")
+    )
+    scheduled_for = models.DateTimeField(verbose_name=_("scheduled for"))
+    recorded_at = models.DateTimeField(verbose_name=_("recorded at"))
 
     class Meta:
         constraints = [
@@ -151,7 +195,9 @@ class MissedRun(models.Model):
             # Counting a window's missed runs per region and target; pruning by age.
             models.Index(fields=["scheduled_for", "region"], name="missed_run_when"),
         ]
+        verbose_name = _("missed run")
+        verbose_name_plural = _("missed runs")
 
     def __str__(self) -> str:
         when = self.scheduled_for.strftime("%Y-%m-%d %H:%M:%S") if self.scheduled_for else "?"
-        return f"missed run of {when} UTC"
+        return str(gettext("missed run of %(at)s UTC") % {"at": when})

@@ -8,10 +8,19 @@ Facade (a Selection in, typed rows out; see rows.py):
     mix(shares, sel)        per target, for a mix of users across regions
                             (mixture percentiles, coverage, fiber floor) -> [MixRow]
     mix_shares(shares)      the mix's regions, shares normalised -> [MixShare]
+    leaderboard(target_ids, sel, region=SLUG | shares=MIX)
+                            a model group's targets ranked, with 95 % order-statistic
+                            intervals of p50/p95 TTFT and ties -> [LeaderboardRow]
+    leaderboard_matrix(target_ids, sel)
+                            region x target of sel's percentile, winner and ties -> [MatrixRow]
+                            (leaderboard.py)
     phases(sel)             phase medians per region   -> [PhaseRow]
     distribution(sel)       histogram per region       -> {slug: Histogram}
     distribution_rows(sel)  the same, with each region's p50/p95 rows
+    distribution_by_target(sel)  per target x region -> ({(target_id, slug): Histogram}, [TargetDistributionRow])
     series(sel)             per time bucket x region   -> [SeriesRow]
+    series_by_target(sel)   per target x time bucket x region -> [TargetSeriesRow]
+    phases(sel, by_target=True)  phase medians per target x region
     buckets_are_raw / bucket_statement / rollup_bucket_statement / spans / bucket_rows
                             per time bucket x region x target (regions.csv)
     recent(target_id, limit, failures=False)           -> [dict]
@@ -28,8 +37,16 @@ Facade (a Selection in, typed rows out; see rows.py):
                             real users near each region beside its probes and the floor -> Nearby
     real_users.region_shares(since, until)   real users' places as a mix -> {region_id: calls}
                             (realusers.py: hour resolution, k-anonymity; read there)
+    slos.objective_rows(now, ids, cells=) / slos.objective_row(id, now)
+                            objectives: attainment, error budget, burn rates, exhaustion, status
+                            [per target x region and region] -> [ObjectiveRow]
+    slo_history.goodput(id, since, until, bucket) / slo_history.burn_down(id, now) / slos.counts_in(ids, windows)
+                            an objective over time, and exact counts in any windows (slos.py: read there)
+    slo_report.report(id, since, until)      the SLA report (page, CSV, API) -> Report
     open_incidents(target_id=None, region_id=None)   open, newest first -> [IncidentRow]
     open_count()            how many incidents are open
+    incidents_overlapping(since, until, target_ids=, region_ids=)   overlapping a window, oldest first
+                            -> [IncidentRow] (the over-time chart's shading)
     incident_history(target_id=None, state=...)      newest first, sliced by a Paginator -> IncidentHistory
     incident_detail(id)     one incident               -> IncidentRow | None
     timeline(id)            its events in order        -> [TimelineRow]
@@ -64,17 +81,17 @@ reading of the same rows' histograms from raw rows, whichever hours were
 rolled up. Every selectable metric, tokens_per_s included, has a histogram
 in the rollups, so p50, p95 and the chosen percentile exist at every window.
 
-Planning (plan.py): daily rollups for complete days whose 24 hours are
-marked, hourly rollups for other marked hours, raw rows for the rest
+Planning (plan.py): rollups for marked hours, raw rows for the rest
 (window.py merges them; cache.py keeps merged rollup parts). Reads of every
 target by region (map, distribution, phases, time series) take the marked
 hours from region rollups instead (1 h to 7 d blocks of every probe of a
 region, probes.rollups.ladder), tiled by plan.ladder_tiles; other reads
-take runs of complete days from series rollups (2 to 16-day blocks of one
-probe, region and target, probes.rollups.series_blocks) where marked, tiled
-by plan.series_tiles, and runs of their other marked hours from the series
-blocks inside a day (3 h and 12 h, probes.rollups.hour_blocks), tiled by
-plan.hour_tiles.
+take runs of complete days (all 24 hours marked) from series rollups (2 to
+16-day blocks of one probe, region and target, probes.rollups.series_blocks)
+where marked, tiled by plan.series_tiles, and runs of their other marked
+hours from the series blocks inside a day (3 h and 12 h,
+probes.rollups.hour_blocks), tiled by plan.hour_tiles, hourly rollups for
+the rest.
 
 Slot time (slots.py): raw rows are partitioned by day of scheduled_for, read
 by started_at. Every read of raw rows adds to its started_at bounds the
@@ -85,6 +102,7 @@ first.
 """
 
 from probes.readings import realusers as real_users
+from probes.readings import slo_history, slo_report, slos
 from probes.readings.buckets import (
     bucket_rows,
     bucket_statement,
@@ -109,6 +127,7 @@ from probes.readings.incidents import (
     active_silences,
     incident_detail,
     incident_history,
+    incidents_overlapping,
     open_count,
     open_incidents,
     timeline,
@@ -125,17 +144,20 @@ from probes.readings.latest import (
     tallies,
     window_quantiles,
 )
+from probes.readings.leaderboard import leaderboard
+from probes.readings.leaderboard import matrix as leaderboard_matrix
 from probes.readings.mix import mix, mix_shares
 from probes.readings.plan import bucket_start
 from probes.readings.recent import recent_failures, recent_measurements
 from probes.readings.rolled_buckets import WIDTH as ROLLED_WIDTH
 from probes.readings.selection import BadParameter, Selection
-from probes.readings.series import bucket_size, series
+from probes.readings.series import bucket_size, series, series_by_target
 from probes.readings.stored import stored_fields, stored_measurements
 from probes.readings.summaries import (
     PHASE_METRICS,
     SEGMENTS,
     distribution,
+    distribution_by_target,
     distribution_rows,
     phases,
     ranking,
@@ -175,10 +197,14 @@ __all__ = [
     "bucket_statement",
     "buckets_are_raw",
     "distribution",
+    "distribution_by_target",
     "distribution_rows",
     "incident_detail",
     "incident_history",
+    "incidents_overlapping",
     "latest_results",
+    "leaderboard",
+    "leaderboard_matrix",
     "missed_counts",
     "mix",
     "mix_shares",
@@ -193,6 +219,10 @@ __all__ = [
     "region_status",
     "rollup_bucket_statement",
     "series",
+    "series_by_target",
+    "slo_history",
+    "slo_report",
+    "slos",
     "spans",
     "stored_fields",
     "stored_measurements",

@@ -3,8 +3,8 @@ missed runs in it, and each (target, region)'s 7-day baseline.
 
 Windows are read from raw rows (a rule's window is at most 6 h, RAW_MAX),
 so a window's percentile is exact (nearest rank, as everywhere). Baselines
-are read through read_window like every long range: daily and hourly
-rollups plus raw rows for what is not rolled up, merged histograms, and
+are read through read_window like every long range: rollups plus raw rows
+for what is not rolled up, merged histograms, and
 merge_cache keeps the merged parts between passes (the days part changes
 once a day, the hours part once an hour), so a pass every minute does not
 re-merge a week of rollups."""

@@ -7,8 +7,8 @@ Two sources, chosen per selection by buckets_are_raw():
   rollup serves; whenever outcomes are filtered, since rollups count
   histograms over every outcome; and for a window of at most RAW_MAX, which
   the dashboard reads raw and exact too, so the CSV and the chart agree;
-- otherwise daily and hourly rollups for the marked periods inside each
-  bucket and raw rows for the rest, merging histograms (never averaging
+- otherwise hourly rollups for the marked hours inside each bucket and raw
+  rows for the rest, merging histograms (never averaging
   percentiles), like the dashboard's long windows: every bucket in one
   statement (rollup_bucket_statement, see rolled_buckets.py) for the export,
   or one bucket at a time through read_window (bucket_rows: the reference

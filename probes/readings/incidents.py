@@ -18,11 +18,21 @@ from typing import Any, Literal, overload
 
 from django.db.models import QuerySet
 
-from probes.alerts.models import PHASE_CHOICES, RATE_METRICS, SCOPE_CHOICES, Incident, IncidentEvent, Silence
+from probes.alerts import wording
+from probes.alerts.models import (
+    PHASE_CHOICES,
+    RATE_METRICS,
+    SCOPE_CHOICES,
+    SEVERITY_CHOICES,
+    Incident,
+    IncidentEvent,
+    Silence,
+)
 
 SCOPE_LABELS = dict(SCOPE_CHOICES)
 PHASE_LABELS = dict(PHASE_CHOICES)
 KIND_LABELS = dict(IncidentEvent.KIND_CHOICES)
+SEVERITY_LABELS = dict(SEVERITY_CHOICES)
 
 STATES = ("open", "resolved", "all")
 State = Literal["open", "resolved", "all"]
@@ -37,9 +47,13 @@ class RegionRef:
 
 @dataclass(frozen=True)
 class IncidentRow:
+    """A rule's incident, or an objective's burn-rate alert (objective_id set, rule_id None): rule_name is then
+    the objective's name, metric and percentile are "", window_minutes the alert's long window, and peak_value
+    the burn rate over it (unit "x")."""
+
     id: int
-    rule_id: int
-    rule_name: str
+    rule_id: int | None
+    rule_name: str  # the rule's name, or the objective's
     metric: str
     percentile: str  # "" for the rate metrics
     window_minutes: int
@@ -60,10 +74,18 @@ class IncidentRow:
     acknowledged_at: datetime | None
     acknowledged_by: str  # the user name, "" when nobody has (or the user is gone)
     silenced: bool
+    objective_id: int | None = None
+    severity: str = ""  # page or ticket: an objective's alert
+    severity_label: Any = ""
 
     @property
     def is_open(self) -> bool:
         return self.resolved_at is None
+
+    @property
+    def kind(self) -> str:
+        """What fired: "rule" or "objective"."""
+        return "objective" if self.objective_id is not None else "rule"
 
     @property
     def duration(self) -> timedelta | None:
@@ -73,6 +95,8 @@ class IncidentRow:
     @property
     def unit(self) -> str:
         """The unit of peak and baseline: percent for the rates, milliseconds for latencies."""
+        if self.objective_id is not None:
+            return "x"
         return "%" if self.metric in RATE_METRICS else "ms"
 
     @property
@@ -103,19 +127,40 @@ class SilenceRow:
 
 
 def _incidents() -> QuerySet[Incident]:
-    return Incident.objects.select_related("rule", "target", "acknowledged_by").prefetch_related("regions")
+    return Incident.objects.select_related("rule", "objective", "target", "acknowledged_by").prefetch_related("regions")
+
+
+def _source(incident: Incident) -> dict[str, Any]:
+    """What fired, as the row's fields: the rule, or the objective and its alert."""
+    rule = incident.rule
+    if rule is not None:
+        return {
+            "rule_id": rule.id,
+            "rule_name": rule.name,
+            "metric": rule.metric,
+            "percentile": rule.percentile,
+            "window_minutes": rule.window_minutes,
+        }
+    from probes.readings.slos import BURN_WINDOW
+
+    long = BURN_WINDOW.get((incident.summary_data or {}).get("long", ""))
+    return {
+        "rule_id": None,
+        "rule_name": incident.objective.name if incident.objective else "",
+        "metric": "",
+        "percentile": "",
+        "window_minutes": int(long.total_seconds() // 60) if long else 0,
+        "objective_id": incident.objective_id,
+        "severity": incident.severity,
+        "severity_label": SEVERITY_LABELS.get(incident.severity, incident.severity),
+    }
 
 
 def _row(incident: Incident) -> IncidentRow:
     regions = sorted(incident.regions.all(), key=lambda r: (r.name, r.slug))
-    rule = incident.rule
     return IncidentRow(
         id=incident.id,
-        rule_id=rule.id,
-        rule_name=rule.name,
-        metric=rule.metric,
-        percentile=rule.percentile,
-        window_minutes=rule.window_minutes,
+        **_source(incident),
         target_id=incident.target_id,
         target_name=incident.target.name,
         scope=incident.scope,
@@ -124,7 +169,8 @@ def _row(incident: Incident) -> IncidentRow:
         measured_regions=incident.measured_regions,
         phase=incident.phase,
         phase_label=PHASE_LABELS.get(incident.phase, incident.phase),
-        summary=incident.summary,
+        # Rendered in the reader's language from what it says (probes.alerts.wording).
+        summary=wording.readable(incident.summary_data, incident.summary),
         peak_value=incident.peak_value,
         baseline_value=incident.baseline_value,
         started_at=incident.started_at,
@@ -190,6 +236,33 @@ def incident_history(*, target_id: int | None = None, state: State = "resolved")
     return IncidentHistory(incidents)
 
 
+# The over-time chart marks at most this many incidents of its window, the latest: more spans than that
+# cover the plot and name nothing.
+OVERLAPPING_LIMIT = 12
+
+
+def incidents_overlapping(
+    since: datetime,
+    until: datetime,
+    *,
+    target_ids: Sequence[int] = (),
+    region_ids: Sequence[int] = (),
+    objective_id: int | None = None,
+) -> list[IncidentRow]:
+    """Incidents whose span [started_at, resolved_at or now) overlaps [since, until), of these targets and
+    with at least one of these regions (empty: any), oldest first: the over-time chart's shading. With
+    objective_id, only that objective's burn-rate alerts (an objective's page's timeline)."""
+    incidents = _incidents().filter(started_at__lt=until).exclude(resolved_at__lte=since)
+    if objective_id is not None:
+        incidents = incidents.filter(objective_id=objective_id)
+    if target_ids:
+        incidents = incidents.filter(target_id__in=list(target_ids))
+    if region_ids:
+        incidents = incidents.filter(regions__id__in=list(region_ids)).distinct()
+    latest = list(incidents.order_by("-started_at", "-id")[:OVERLAPPING_LIMIT])
+    return [_row(i) for i in reversed(latest)]
+
+
 def incident_detail(incident_id: int) -> IncidentRow | None:
     incident = _incidents().filter(pk=incident_id).first()
     return None if incident is None else _row(incident)
@@ -210,7 +283,7 @@ def timeline(incident_id: int) -> list[TimelineRow]:
             region_name=e.region.name if e.region else "",
             channel_name=e.channel.name if e.channel else "",
             attempt=e.attempt,
-            detail=e.detail,
+            detail=wording.event_text(e.detail_data, e.detail),
             user=e.user.get_username() if e.user else "",
         )
         for e in events

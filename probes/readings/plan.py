@@ -1,15 +1,15 @@
-"""Where each part of a window is read from: daily rollups, hourly rollups,
-region rollups or raw rows (Coverage), and how a time series is cut into
-buckets.
+"""Where each part of a window is read from: hourly rollups, series or
+region rollup blocks, or raw rows (Coverage), and how a time series is cut
+into buckets.
 
-A day is read from DailyRollup only when all 24 of its hours are marked,
-because a late row unmarks its hour without touching the daily row; other
-marked hours come from HourlyRollup, and everything else (the partial hours
-at either end, hours not rolled up yet) from raw rows, so a reading is
-always complete. A reading of every target grouped by region reads the
-marked hours from region rollups instead (probes.rollups.ladder), tiled by
-ladder_tiles under the same rule: a block only when all its hours are
-marked.
+Marked hours come from rollups, and everything else (the partial hours at
+either end, hours not rolled up yet) from raw rows, so a reading is always
+complete. A block of rollups covers its hours only when all of them are
+marked, because a late row unmarks its hour without touching the blocks
+over it: the series blocks of complete days (series_tiles over
+complete_days) and inside a day (hour_tiles), and, for a reading of every
+target grouped by region, the region blocks (probes.rollups.ladder, tiled by
+ladder_tiles).
 
 An unmarked hour starting inside the window (the current hour, rebuilt
 every few minutes, or one a late row reached) whose last rebuild recorded a
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -94,15 +95,13 @@ class Coverage:
 
     since: datetime
     until: datetime
-    # Complete days wholly inside the window, all 24 hours marked.
-    days: list[datetime] = field(default_factory=list)
-    # Other marked hours wholly inside the window.
+    # Marked hours wholly inside the window (a reader's part: those not covered by its blocks).
     hours: list[datetime] = field(default_factory=list)
     # Region rollup blocks (span in hours, start) wholly inside the window,
     # all their hours marked: ladder_tiles.
     blocks: list[tuple[int, datetime]] = field(default_factory=list)
-    # Series rollup blocks (span in hours, start) of complete days wholly
-    # inside the window, each with its SeriesBlockMark: series_tiles.
+    # Series rollup blocks (span in hours, start) wholly inside the window,
+    # all their hours marked, each with its SeriesBlockMark: series_tiles and hour_tiles.
     spans: list[tuple[int, datetime]] = field(default_factory=list)
     # The rest, read from raw rows.
     raw: list[tuple[datetime, datetime]] = field(default_factory=list)
@@ -121,30 +120,27 @@ class Coverage:
     @property
     def covered_hours(self) -> set[datetime]:
         covered = set(self.hours)
-        for day in self.days:
-            covered.update(day + HOUR * i for i in range(24))
         for span, start in (*self.blocks, *self.spans):
             covered.update(start + HOUR * i for i in range(span))
         return covered
 
     def fingerprint(self, hours: Iterable[datetime] | None = None) -> bytes:
         """Identifies the content of the rollups of some marked hours (all
-        covered ones by default). Rollups change only in rebuild_hour, which
-        stamps the hour's mark with a new built_at in the same transaction,
-        and a day's rollups only with one of its hours; so equal
-        fingerprints mean equal rollups."""
+        covered ones by default). Rollups change only in a rebuild of their
+        hours, which stamps each hour's mark with a new built_at in the same
+        transaction, and a block's rollups only with one of its hours; so
+        equal fingerprints mean equal rollups."""
         digest = hashlib.blake2b(digest_size=16)
         for hour in sorted(self.covered_hours if hours is None else hours):
             digest.update(f"{hour.isoformat()}={self.built[hour].isoformat()};".encode())
         return digest.digest()
 
 
-def coverage(
-    since: datetime, until: datetime, *, rollups: bool = True, daily: bool = True, head: bool = False
-) -> Coverage:
-    """Plan a reading of [since, until): which complete days come from
-    DailyRollup, which hours from HourlyRollup, and which intervals from raw
-    rows (see the module docstring). rollups=False: raw rows only.
+def coverage(since: datetime, until: datetime, *, rollups: bool = True, head: bool = False) -> Coverage:
+    """Plan a reading of [since, until): which marked hours come from rollups
+    (a reader tiles them with blocks: series_tiles, hour_tiles, ladder_tiles),
+    and which intervals from raw rows (see the module docstring).
+    rollups=False: raw rows only.
 
     head=True, for a reader that can subtract (read_window, series): when the window
     starts before the middle of a marked hour whose raw rows are all still
@@ -161,7 +157,7 @@ def coverage(
         built = marks(start if head else first, max(end, first))
     if rollups and first < until:
         cuts = usable_cuts(first, until)
-    plan = coverage_of(since, until, built, daily=daily, cuts=cuts)
+    plan = coverage_of(since, until, built, cuts=cuts)
     if head and head_hour(since, until, built):
         plan.head, plan.minus = (start, built[start]), [(start, since)]
         plan.raw = raw_intervals(since, until, plan.covered_hours | set(plan.partial) | {start})
@@ -240,7 +236,6 @@ def coverage_of(
     until: datetime,
     built: dict[datetime, datetime],
     *,
-    daily: bool = True,
     cuts: dict[datetime, tuple[int, datetime]] | None = None,
 ) -> Coverage:
     """coverage() given the marks (hour -> built_at; others outside the
@@ -251,18 +246,7 @@ def coverage_of(
     first, end = ceil_hour(since), floor_hour(until)
     if first < end:
         plan.built = {h: at for h, at in built.items() if first <= h < end}
-        marked = set(plan.built)
-        if daily:
-            day = floor_day(first)
-            if day < first:
-                day += DAY
-            while day + DAY <= end:
-                hours = {day + HOUR * i for i in range(24)}
-                if hours <= marked:
-                    plan.days.append(day)
-                    marked -= hours
-                day += DAY
-        plan.hours = sorted(marked)
+        plan.hours = sorted(plan.built)
     plan.partial = {h: cut for h, cut in (cuts or {}).items() if since <= h < until and h not in plan.built}
     plan.tails = [(h, min(h + HOUR, until), cut) for h, (cut, _) in sorted(plan.partial.items())]
     plan.raw = raw_intervals(since, until, plan.covered_hours | set(plan.partial))
@@ -296,8 +280,22 @@ def ladder_tiles(since: datetime, until: datetime, marked: Iterable[datetime]) -
     return tiles
 
 
+def complete_days(hours: Iterable[datetime]) -> tuple[list[datetime], list[datetime]]:
+    """Marked hours of a plan as (the UTC days all 24 of whose hours are among them, the other hours), sorted."""
+    hours = sorted(set(hours))
+    per_day = Counter(floor_day(h) for h in hours)
+    days = sorted(day for day, n in per_day.items() if n == 24)
+    whole = set(days)
+    return days, [h for h in hours if floor_day(h) not in whole]
+
+
+def hours_of(days: Iterable[datetime]) -> list[datetime]:
+    """Every hour of the days, sorted."""
+    return sorted(day + HOUR * i for day in days for i in range(24))
+
+
 def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], list[datetime]]:
-    """The complete days of a plan as series rollup blocks and loose days:
+    """Complete days of a plan (complete_days) as series rollup blocks and loose days:
     left to right, at each day the largest block of SERIES_GRAINS that starts
     there, holds only complete days and carries a SeriesBlockMark (one is
     read only when it says the block matches its days: series_blocks), else
@@ -309,21 +307,13 @@ def series_tiles(days: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], 
 
 
 def hour_tiles(hours: Iterable[datetime]) -> tuple[list[tuple[int, datetime]], list[datetime]]:
-    """Marked hours of a plan (outside its complete days) as series rollup blocks inside a day and loose hours:
+    """Marked hours of a plan (outside its blocks of days) as series rollup blocks inside a day and loose hours:
     left to right, at each hour the largest block of SERIES_HOUR_GRAINS that starts there, holds only hours among
     them and carries a SeriesBlockMark (probes.rollups.hour_blocks), else the hour alone. Returns (blocks as (span
     in hours, start), hours). No blocks while the series_hours kind is switched off (catalogue.in_use)."""
     if not in_use("series_hours"):
         return [], sorted(hours)
     return marked_tiles(sorted(hours), HOUR, SERIES_HOUR_GRAINS)
-
-
-def loose_days(days: list[datetime], hours: list[datetime]) -> tuple[list[datetime], list[datetime]]:
-    """Complete days left out of series blocks as (days read from daily rollups, hours): while the daily kind is
-    switched off (catalogue.in_use) their hours join the loose hours instead."""
-    if in_use("daily"):
-        return days, hours
-    return [], sorted([*hours, *(day + HOUR * i for day in days for i in range(24))])
 
 
 def marked_tiles(

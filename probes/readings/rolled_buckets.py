@@ -5,9 +5,8 @@ the same figures one bucket at a time, through read_window; a test holds
 the two to the same bytes).
 
 Each bucket is planned as read_window plans a window (plan.coverage_of over
-the bucket's part inside the selection: daily rollups for its complete
-marked days, hourly rollups for its other marked hours and for its unmarked
-hours with a usable cut, whose raw rows above the cut are read too, raw rows
+the bucket's part inside the selection: hourly rollups for its marked hours
+and for its unmarked hours with a usable cut, whose raw rows above the cut are read too, raw rows
 for the rest; the first hour, when the selection starts early in it, from its
 rollups less its raw rows before the selection, counted -1); the plans of all
 buckets are joined into one statement, whose rows find their bucket again by
@@ -30,7 +29,7 @@ from psycopg import sql
 
 from probes.histogram import SQL_EDGES
 from probes.metrics import PERCENTILES, REGION_CSV
-from probes.models import DailyRollup, HourlyRollup, Measurement
+from probes.models import HourlyRollup, Measurement
 from probes.packed import entries_sql
 from probes.readings.plan import (
     EPOCH,
@@ -45,7 +44,6 @@ from probes.readings.plan import marks as plan_marks
 from probes.readings.rank import reached_sql
 from probes.readings.selection import Selection
 from probes.readings.slots import started_in_literals
-from probes.rollups.catalogue import in_use
 from probes.rollups.periods import HOUR, ceil_hour, floor_hour, hour_runs
 
 _EDGE_LITERAL = SQL_EDGES
@@ -59,7 +57,7 @@ def plan_buckets(
     built: dict[datetime, datetime],
     cuts: dict[datetime, tuple[int, datetime]] | None = None,
 ) -> Coverage:
-    """The days, hours, partial hours and raw intervals (tails among them) every bucket's own plan reads,
+    """The hours, partial hours and raw intervals (tails among them) every bucket's own plan reads,
     together: each belongs to one bucket. cuts: usable_cuts of the selection (the current hour's, mostly).
 
     The first bucket's hour as read_window reads it (plan.coverage(head=True)): a selection starting before
@@ -72,8 +70,7 @@ def plan_buckets(
     if start is not None:
         whole.head, whole.minus = (start, built[start]), [(start, f.since)]
     for i, (_label, a, b) in enumerate(spans):
-        plan = coverage_of(a, b, built, cuts=cuts, daily=in_use("daily"))
-        whole.days += plan.days
+        plan = coverage_of(a, b, built, cuts=cuts)
         whole.hours += plan.hours
         whole.partial.update(plan.partial)
         if i == 0 and start is not None:
@@ -134,25 +131,21 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         return sql.SQL("date_bin({}, {}, {})").format(sql.Literal(size), column, sql.Literal(EPOCH))
 
     hourly = sql.Identifier(HourlyRollup._meta.db_table)
-    daily = sql.Identifier(DailyRollup._meta.db_table)
 
     def rows_of(table: sql.Identifier, where: sql.Composable) -> sql.Composed:
         # The narrow columns of the rollup rows of `table` matching `where`, each in its bucket.
-        is_daily = table == daily
         return sql.SQL(
-            "SELECT r.id, {is_daily} AS daily, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
-            "{cells} AS cells FROM {table} r WHERE {where} AND {narrow}"
+            "SELECT r.id, {b} AS b, r.region_id, r.target_id, r.samples, r.errors, "
+            "r.percentile_cells AS cells FROM {table} r WHERE {where} AND {narrow}"
         ).format(
-            is_daily=sql.Literal(is_daily),
-            b=bucket(sql.SQL("r.day" if is_daily else "r.hour")),
-            cells=sql.SQL("NULL::text" if is_daily else "r.percentile_cells"),
+            b=bucket(sql.SQL("r.hour")),
             table=table,
             where=where,
             narrow=_where(_narrow("r", f, ids)),
         )
 
     rolled: list[sql.Composable] = []
-    # 1 h buckets: each marked hour is a bucket of its own, with no raw row or daily rollup in it, and an hourly
+    # 1 h buckets: each marked hour is a bucket of its own, with no raw row in it, and an hourly
     # row with stored cells is the only row of its (hour, region, target) (HourlyRollup.percentile_cells), so it
     # is written as it is, read in hour order, without counting its group's rows first.
     alone: sql.Composable = sql.SQL("")
@@ -178,13 +171,11 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         # away again (minus). So they are never written alone as the marked hours above are, unless a group has
         # no raw row with them.
         rolled.append(rows_of(hourly, sql.SQL("r.hour = ANY({})").format(sql.Literal(loose))))
-    if plan.days:
-        rolled.append(rows_of(daily, sql.SQL("r.day = ANY({})").format(sql.Literal(sorted(plan.days)))))
     if not rolled:
         # No rollup inside the selection: an empty relation of the same shape keeps one statement.
         rolled.append(
             sql.SQL(
-                "SELECT NULL::bigint AS id, NULL::bool AS daily, NULL::timestamptz AS b, NULL::bigint AS region_id, "
+                "SELECT NULL::bigint AS id, NULL::timestamptz AS b, NULL::bigint AS region_id, "
                 "NULL::bigint AS target_id, NULL::bigint AS samples, NULL::bigint AS errors, "
                 "NULL::text AS cells WHERE FALSE"
             )
@@ -232,14 +223,13 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         for q in PERCENTILES.values()
     )
 
-    def expanded(table: sql.Identifier, daily: bool) -> sql.Composed:
+    def expanded(table: sql.Identifier) -> sql.Composed:
         # A merged group's rollup rows, their histograms fetched by id and expanded into (metric, bucket, count).
         return sql.SQL(
             "SELECT u.b, u.region_id, u.target_id, h.i, e.bucket AS k, e.n "
             "FROM slow u JOIN {table} x ON x.id = u.id "
-            "CROSS JOIN LATERAL (VALUES {pairs}) AS h(i, hist) CROSS JOIN LATERAL {entries} e "
-            "WHERE u.daily = {daily}"
-        ).format(table=table, pairs=hist_pairs, entries=sql.SQL(entries_sql("h.hist")), daily=sql.Literal(daily))
+            "CROSS JOIN LATERAL (VALUES {pairs}) AS h(i, hist) CROSS JOIN LATERAL {entries} e"
+        ).format(table=table, pairs=hist_pairs, entries=sql.SQL(entries_sql("h.hist")))
 
     return sql.SQL(
         """WITH rolled AS ({rolled}),  -- read once, by units: inlined, not written to a tuplestore first
@@ -249,9 +239,9 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         -- are never joined.
         units AS MATERIALIZED (
             SELECT *, count(*) OVER (PARTITION BY b, region_id, target_id) AS parts
-            FROM (SELECT id, daily, b, region_id, target_id, samples, errors, cells FROM rolled
+            FROM (SELECT id, b, region_id, target_id, samples, errors, cells FROM rolled
                   UNION ALL
-                  SELECT NULL, NULL, b, region_id, target_id, sum(sign),
+                  SELECT NULL, b, region_id, target_id, sum(sign),
                          coalesce(sum(sign) FILTER (WHERE outcome <> 'ok'), 0), NULL
                   FROM raw GROUP BY b, region_id, target_id) u
         ),
@@ -260,8 +250,6 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         slow AS MATERIALIZED (SELECT * FROM units WHERE NOT (parts = 1 AND cells IS NOT NULL)),
         pairs AS (
             {hourly_pairs}
-            UNION ALL
-            {daily_pairs}
             UNION ALL
             SELECT m.b, m.region_id, m.target_id, x.i, width_bucket(x.v, {edges}), m.sign
             FROM raw m CROSS JOIN LATERAL (VALUES {value_pairs}) AS x(i, v)
@@ -296,8 +284,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         rolled=sql.SQL(" UNION ALL ").join(rolled),
         alone=alone,
         raw=raw,
-        hourly_pairs=expanded(hourly, False),
-        daily_pairs=expanded(daily, True),
+        hourly_pairs=expanded(hourly),
         edges=sql.Literal(_EDGE_LITERAL),
         value_pairs=value_pairs,
         picks=picks,

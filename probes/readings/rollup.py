@@ -1,4 +1,4 @@
-"""Reading rollup rows: merged counts and histograms of the hourly, daily,
+"""Reading rollup rows: merged counts and histograms of the hourly,
 series and region rollups a plan uses, and the time series' rolled-up
 buckets; either way each group's rows' histograms come back as stored
 (probes.packed), one after another in one bytea, and are merged (numpy) and
@@ -19,7 +19,7 @@ from django.db import connection
 
 from probes.histogram import BUCKETS, SQL_EDGES, stored_percentiles
 from probes.metrics import BY_NAME
-from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup, SeriesRollup
+from probes.models import HourlyRollup, Measurement, RegionRollup, SeriesRollup
 from probes.packed import EMPTY_SQL, unpack
 from probes.readings import side_by_side
 from probes.readings.picks import merged_percentiles, parsed_entries
@@ -53,7 +53,7 @@ def _in(column: str, values: list | None, params: list) -> str:
 
 
 def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list | None]) -> tuple[str, list]:
-    """One UNION ALL over the hourly, daily, series and region rollup rows a
+    """One UNION ALL over the hourly, series and region rollup rows a
     plan uses (series blocks looked up in series_rollup_one_per_block).
     Region rollups merge every target and probe of a region, so a plan
     with blocks may narrow by region only."""
@@ -66,12 +66,6 @@ def _rollup_rows_sql(plan: Coverage, columns: list[str], narrow: dict[str, list 
         for a, b in runs:
             params.extend([a, b])
         sql = f"SELECT {select} FROM {HourlyRollup._meta.db_table} WHERE ({where})"
-        for column, values in narrow.items():
-            sql += _in(column, values, params)
-        parts.append(sql)
-    if plan.days:
-        params.append(list(plan.days))
-        sql = f"SELECT {select} FROM {DailyRollup._meta.db_table} WHERE day = ANY(%s)"
         for column, values in narrow.items():
             sql += _in(column, values, params)
         parts.append(sql)
@@ -133,7 +127,7 @@ def rollup_counts(
     expanded, cast and grouped) cost much more, when they were stored as
     jsonb (docs/benchmarks.md, "Dashboard reads")."""
     metrics = list(metrics)
-    if not (plan.hours or plan.days or plan.blocks or plan.spans):
+    if not (plan.hours or plan.blocks or plan.spans):
         return RolledCounts([], np.zeros((0, 2), dtype=np.int64), {})
     n = len(group_by)
     fields = [_hist_field(m) for m in metrics]

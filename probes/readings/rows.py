@@ -5,7 +5,7 @@ plain dicts at run time: the API serialises them as they are."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from probes.histogram import Histogram, exact_percentile
 from probes.metrics import BY_NAME, HISTOGRAM
@@ -117,12 +117,27 @@ class DistributionRow(TypedDict):
     p95: float | None
 
 
+class TargetDistributionRow(TypedDict):
+    """A DistributionRow of one target in one region (the figures keep targets apart)."""
+
+    region: str
+    region_name: str
+    target_id: int
+    target: str
+    samples: int  # values of the metric, not measurements
+    p50: float | None
+    p95: float | None
+
+
 class PhaseRow(TypedDict):
     region: str
     region_name: str
     samples: int
     medians: dict[str, float | None]
     segments: dict[str, float]
+    # Only when read per target (phases(by_target=True)).
+    target_id: NotRequired[int]
+    target: NotRequired[str]
 
 
 class SeriesRow(TypedDict):
@@ -137,6 +152,13 @@ class SeriesRow(TypedDict):
     p95: float | None
     value: float | None  # the selection's percentile
     samples: int
+
+
+class TargetSeriesRow(SeriesRow):
+    """A SeriesRow of one target (series_by_target)."""
+
+    target_id: int
+    target: str
 
 
 class BucketRow(TypedDict):
@@ -186,3 +208,38 @@ class MixRow(Figures, total=False):
     floor_p95: float | None
     tax_ms: float | None  # p50 - floor_p50, for a complete mix of a time metric
     regions: list[MixRegionRow]
+
+
+class LeaderboardRow(TypedDict, total=False):
+    """One target of a model group (probes.readings.leaderboard). The CIs are [low, high] or None; reason says
+    why one is None (absent when both are there)."""
+
+    target: int
+    target_name: str
+    rank: int
+    p50_ttft_ms: float | None
+    p95_ttft_ms: float | None
+    p50_ttft_ci_ms: list[float] | None
+    p95_ttft_ci_ms: list[float] | None
+    tokens_per_s_p50: float | None
+    success_ratio: float | None
+    n: int  # calls in the window, failed ones included (regions.csv's samples)
+    tied_with: list[int]
+    reason: str
+
+
+class MatrixCell(TypedDict):
+    """One target in one region of the leaderboard's matrix: the chosen percentile of the chosen metric."""
+
+    target: int
+    value: float | None
+    ci: list[float] | None
+    n: int  # values of the metric the cell is read from
+    winner: bool
+    tied: bool  # not the winner, but its interval overlaps the winner's
+
+
+class MatrixRow(TypedDict):
+    region: str  # slug
+    region_name: str
+    cells: list[MatrixCell]  # in the leaderboard's target order

@@ -10,6 +10,7 @@ the merged histogram), and a bucket with none from raw rows
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -28,9 +29,9 @@ from probes.readings.plan import (
 from probes.readings.plan import bucket_size as _bucket_size
 from probes.readings.raw import raw_series
 from probes.readings.rollup import region_series, rollup_series
-from probes.readings.rows import SeriesRow
+from probes.readings.rows import SeriesRow, TargetSeriesRow
 from probes.readings.selection import Selection
-from probes.readings.summaries import _regions, _scope
+from probes.readings.summaries import _regions, _scope, _targets
 from probes.readings.window import SPLIT_MIN
 from probes.rollups.catalogue import in_use
 from probes.rollups.periods import HOUR, SERIES_HOUR_GRAINS
@@ -80,7 +81,7 @@ def _rolled(
         return region_series(f.metric, f.percentile, size, blocks, regions, raw, minus or ())
     # Named targets: each bucket's whole hours tiled by the series blocks inside a day (3 h and 12 h) that fit
     # in a bucket, the rest (a partial hour among them) read from hourly rows. A probe re-pointed during a block
-    # counts there under its latest hour's target, as in a window's ends and its daily rows.
+    # counts there under its latest hour's target, as in a window's ends and its blocks of days.
     flat = sorted(h for marked in hours.values() for h in marked)
     grains = tuple(g for g in SERIES_HOUR_GRAINS if size % (HOUR * g) == timedelta(0) and in_use("series_hours"))
     tiles: list[tuple[int, datetime]] = []
@@ -160,7 +161,7 @@ def series(f: Selection) -> list[SeriesRow]:
     with reporting_reads():
         sp = SeriesPlan(raw=[(f.since, f.until)])
         if not f.raw_only and size % HOUR == timedelta(0):
-            plan = coverage(f.since, f.until, daily=False, head=True)
+            plan = coverage(f.since, f.until, head=True)
             sp = series_plan(f.since, f.until, size, plan)
         missing: dict[datetime, list[datetime]] = {}
         keys = {}
@@ -215,4 +216,17 @@ def series(f: Selection) -> list[SeriesRow]:
         for b, rid, samples, p50, p95, value, at in found
     ]
     rows.sort(key=lambda row: (row["region"], row["bucket_start"]))
+    return rows
+
+
+def series_by_target(f: Selection) -> list[TargetSeriesRow]:
+    """series(f) per target: each target's own series (its buckets merged from its own rows and histograms
+    only, so two targets never share a percentile), each row with target_id and target (its name), by target
+    name then region slug then time. Targets without data in the window have no rows."""
+    targets, _regions_scope = _scope(f)
+    names = _targets(targets)
+    rows: list[TargetSeriesRow] = []
+    for target_id in sorted(names, key=lambda tid: (names[tid]["name"], tid)):
+        for row in series(replace(f, target_ids=[target_id])):
+            rows.append({**row, "target_id": target_id, "target": names[target_id]["name"]})
     return rows

@@ -13,7 +13,15 @@ from probes.histogram import Histogram
 from probes.metrics import BY_NAME, PHASES
 from probes.models import Probe, Region, Target
 from probes.readings.fleet import missed_counts
-from probes.readings.rows import DistributionRow, PhaseRow, RankingRow, Reading, RegionSummaryRow, TableRow
+from probes.readings.rows import (
+    DistributionRow,
+    PhaseRow,
+    RankingRow,
+    Reading,
+    RegionSummaryRow,
+    TableRow,
+    TargetDistributionRow,
+)
 from probes.readings.selection import BadParameter, Selection
 from probes.readings.window import read_window
 
@@ -188,6 +196,41 @@ def distribution_rows(f: Selection) -> tuple[dict[str, Histogram], list[Distribu
     return {info[rid]["slug"]: hists[rid] for rid in order}, rows
 
 
+def distribution_by_target(
+    f: Selection,
+) -> tuple[dict[tuple[int, str], Histogram], list[TargetDistributionRow]]:
+    """distribution_rows(f) per target: {(target_id, region slug): Histogram} and a row per target x region
+    with values, by target name then region name. Each histogram holds one target's values only, so two
+    targets are never merged into one distribution (the figures keep them apart unless asked to pool)."""
+    readings = _read(f, ("region_id", "target_id"))
+    kept = {key: r for key, r in readings.items() if r.hists[f.metric].count}
+    regions = _regions({rid for rid, _ in kept})
+    targets = _targets({tid for _, tid in kept})
+
+    def order(key: tuple[int, int]) -> tuple:
+        rid, tid = key
+        return (targets[tid]["name"], tid, regions[rid]["name"], regions[rid]["slug"])
+
+    hists: dict[tuple[int, str], Histogram] = {}
+    rows: list[TargetDistributionRow] = []
+    for rid, tid in sorted(kept, key=order):
+        reading = kept[(rid, tid)]
+        hist = reading.hists[f.metric]
+        hists[(tid, regions[rid]["slug"])] = hist
+        rows.append(
+            {
+                "region": regions[rid]["slug"],
+                "region_name": regions[rid]["name"],
+                "target_id": tid,
+                "target": targets[tid]["name"],
+                "samples": hist.count,
+                "p50": reading.percentile(f.metric, 0.5),
+                "p95": reading.percentile(f.metric, 0.95),
+            }
+        )
+    return hists, rows
+
+
 def distribution(f: Selection) -> dict[str, Histogram]:
     """Region slug to the merged histogram of f.metric, for regions with at
     least one value, in region-name order."""
@@ -323,28 +366,32 @@ def stack_segments(medians: dict[str, float | None]) -> dict[str, float]:
     return {name: piece or 0.0 for name, piece in phase_pieces(medians).items()}
 
 
-def phases(f: Selection) -> list[PhaseRow]:
-    """Where the time of a call goes, per region with data, by region name.
+def phases(f: Selection, *, by_target: bool = False) -> list[PhaseRow]:
+    """Where the time of a call goes, per region with data, by region name;
+    by_target: per target x region, by target then region name, each row
+    with target_id and target (its name) too.
 
     Keys: region (slug), region_name, samples, medians {dns, connect, tls,
     ttfb, ttft, total: ms or None}, segments {dns, connect, tls, server_wait,
     first_token, streaming: ms, never negative}. server_wait = ttfb - (dns +
     connect + tls), first_token = ttft - ttfb, streaming = total - ttft; see
     stack_segments for missing medians and clamping."""
-    grouped = _read(f, ("region_id",), *PHASE_METRICS)
-    readings: dict[int, Reading] = {key[0]: r for key, r in grouped.items() if r.samples}
-    info = _regions(readings)
+    group = ("region_id", "target_id") if by_target else ("region_id",)
+    grouped = {key: r for key, r in _read(f, group, *PHASE_METRICS).items() if r.samples}
+    info = _regions({key[0] for key in grouped})
+    names = _targets({key[1] for key in grouped}) if by_target else {}
     rows: list[PhaseRow] = []
-    for region_id, reading in readings.items():
+    for key, reading in grouped.items():
         medians = {m: reading.percentile(m, 0.5) for m in PHASE_METRICS}
-        rows.append(
-            {
-                "region": info[region_id]["slug"],
-                "region_name": info[region_id]["name"],
-                "samples": reading.samples,
-                "medians": medians,
-                "segments": stack_segments(medians),
-            }
-        )
-    rows.sort(key=lambda row: (row["region_name"], row["region"]))
+        row: PhaseRow = {
+            "region": info[key[0]]["slug"],
+            "region_name": info[key[0]]["name"],
+            "samples": reading.samples,
+            "medians": medians,
+            "segments": stack_segments(medians),
+        }
+        if by_target:
+            row["target_id"], row["target"] = key[1], names[key[1]]["name"]
+        rows.append(row)
+    rows.sort(key=lambda row: (row.get("target", ""), row.get("target_id", 0), row["region_name"], row["region"]))
     return rows

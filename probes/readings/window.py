@@ -1,6 +1,6 @@
 """read_window: merged statistics per group over a window, from the plan's
-daily, hourly or region rollups and raw rows together; the one place the
-sources meet.
+hourly rollups, series or region rollup blocks and raw rows together; the
+one place the sources meet.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from probes.readings import side_by_side
 from probes.readings.cache import merge_cache
 from probes.readings.plan import (
     Coverage,
+    complete_days,
     coverage,
     hour_tiles,
+    hours_of,
     ladder_tiles,
-    loose_days,
     reporting_reads,
     series_tiles,
 )
@@ -51,9 +52,9 @@ def read_window(
     every_region: bool = False,
 ) -> dict[tuple, Reading]:
     """Merged histograms per group over [since, until): series rollup blocks
-    for runs of complete days inside the window (plan.series_tiles), daily
-    rollups for the other complete days (all 24 hours marked), series blocks
-    of 3 h and 12 h for runs of the other marked hours (plan.hour_tiles),
+    for runs of complete days (all 24 hours marked) inside the window
+    (plan.series_tiles), series blocks of 3 h and 12 h for runs of the other
+    marked hours, the other complete days' among them (plan.hour_tiles),
     hourly rollups for the rest of them, raw rows for the rest.
 
     metrics: the histograms to fill (the others stay empty); asking for
@@ -109,13 +110,15 @@ def read_window(
                 Coverage(since=since, until=until, blocks=[t for t in tiles if t[0] < 24], built=plan.built),
             ]
         else:
-            # Runs of complete days from series rollup blocks where built.
-            spans, days = series_tiles(plan.days)
-            days, hours = loose_days(days, plan.hours)
+            # Runs of complete days from series rollup blocks where built, the days left out of them from
+            # their blocks inside a day (they change with the days, so they are read with them).
+            days, hours = complete_days(plan.hours)
+            spans, days = series_tiles(days)
+            day_spans, day_hours = hour_tiles(hours_of(days))
             # And runs of the other hours from series blocks inside a day where built.
             hour_spans, hours = hour_tiles(hours)
             parts = [
-                Coverage(since=since, until=until, days=days, spans=spans, built=plan.built),
+                Coverage(since=since, until=until, hours=day_hours, spans=spans + day_spans, built=plan.built),
                 Coverage(since=since, until=until, hours=hours, spans=hour_spans, built=plan.built),
             ]
         # Partial hours (the current one, mostly) from their rollups up to a cut, their tails among the raw
@@ -140,12 +143,12 @@ def read_window(
         if plan.minus:
             jobs.append(partial(_raw_part, plan.minus, group_by, narrow, metrics, ()))
         for part in parts:
-            if not (part.days or part.hours or part.blocks or part.spans):
+            if not (part.hours or part.blocks or part.spans):
                 continue
             merged = key = None
             if cache:
                 scope = tuple((name, tuple(values or ())) for name, values in rolled_narrow.items())
-                periods = (tuple(part.days), tuple(part.hours), tuple(part.blocks), tuple(part.spans))
+                periods = (tuple(part.hours), tuple(part.blocks), tuple(part.spans))
                 key = ("window", group_by, scope, metrics, periods, part.fingerprint())
                 merged = merge_cache.get(key)
             if merged is None:

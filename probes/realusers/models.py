@@ -25,47 +25,73 @@ class IngestSource(models.Model):
     The browser key is public by design (it sits in a page's script tag) and is only good for the beacon,
     from the allowed origins."""
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, verbose_name=_("name"))
     token_hash = models.CharField(
         max_length=64,
         unique=True,
         editable=False,
         help_text=_("SHA-256 of the secret token; the token itself is never stored."),
+        verbose_name=_("token hash"),
     )
     browser_key = models.CharField(
-        max_length=40, unique=True, editable=False, help_text=_("Public key for the browser beacon's script tag.")
+        max_length=40,
+        unique=True,
+        editable=False,
+        help_text=_("Public key for the browser beacon's script tag."),
+        verbose_name=_("browser key"),
     )
     allowed_origins = models.JSONField(
         default=list,
         blank=True,
         help_text=_("Origins (scheme://host[:port]) whose pages may send beacons with the browser key."),
+        verbose_name=_("allowed origins"),
     )
-    enabled = models.BooleanField(default=True)
+    enabled = models.BooleanField(default=True, verbose_name=_("enabled"))
     # Where this source's users are when nothing else says (an internal tool used from one office, say).
-    default_country = models.CharField(max_length=2, blank=True, default="")
-    default_city = models.CharField(max_length=100, blank=True, default="")
+    default_country = models.CharField(max_length=2, blank=True, default="", verbose_name=_("default country"))
+    default_city = models.CharField(max_length=100, blank=True, default="", verbose_name=_("default city"))
     default_latitude = models.FloatField(
-        null=True, blank=True, validators=[MinValueValidator(-90), MaxValueValidator(90)]
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-90), MaxValueValidator(90)],
+        verbose_name=_("default latitude"),
     )
     default_longitude = models.FloatField(
-        null=True, blank=True, validators=[MinValueValidator(-180), MaxValueValidator(180)]
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(-180), MaxValueValidator(180)],
+        verbose_name=_("default longitude"),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
-    last_seen_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    rotated_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("rotated at"))
+    last_seen_at = models.DateTimeField(null=True, blank=True, editable=False, verbose_name=_("last seen at"))
     # What the source sent, so that "why is nothing on the map?" has an answer on its page
     # (probes.realusers.sources.tally, after each export or beacon).
     calls_stored = models.PositiveBigIntegerField(
-        default=0, editable=False, help_text=_("LLM calls stored: GenAI spans, beacons and calls counted by metrics.")
+        default=0,
+        editable=False,
+        help_text=_("LLM calls stored: GenAI spans, beacons and calls counted by metrics."),
+        verbose_name=_("calls stored"),
     )
     spans_ignored = models.PositiveBigIntegerField(
-        default=0, editable=False, help_text=_("Spans without GenAI attributes, and agent or tool steps.")
+        default=0,
+        editable=False,
+        help_text=_("Spans without GenAI attributes, and agent or tool steps."),
+        verbose_name=_("spans ignored"),
     )
     rejected = models.PositiveBigIntegerField(
-        default=0, editable=False, help_text=_("Spans and metric points refused as malformed.")
+        default=0,
+        editable=False,
+        help_text=_("Spans and metric points refused as malformed."),
+        verbose_name=_("rejected"),
     )
     last_rejection = models.CharField(
-        max_length=300, blank=True, default="", editable=False, help_text=_("Why the latest refused item was refused.")
+        max_length=300,
+        blank=True,
+        default="",
+        editable=False,
+        help_text=_("Why the latest refused item was refused."),
+        verbose_name=_("last rejection"),
     )
 
     class Meta:

@@ -6,7 +6,7 @@ Reading them is probes.readings' job alone: this package knows how rollups
 are made, not how a figure is drawn from them.
 """
 
-from probes.rollups.build import rebuild_day, rebuild_hour, rebuild_range, rollup_stale_hours
+from probes.rollups.build import rebuild_hour, rebuild_range, rollup_stale_hours
 from probes.rollups.locks import LockSpace, count_ingest, lock_day, read_versions, unchanged_hours
 from probes.rollups.periods import DAY, HOUR, ceil_hour, floor_day, floor_hour, hour_runs, hours_between
 from probes.rollups.prune import prune_raw
@@ -24,7 +24,6 @@ __all__ = [
     "lock_day",
     "prune_raw",
     "read_versions",
-    "rebuild_day",
     "rebuild_hour",
     "rebuild_range",
     "rollup_stale_hours",

@@ -1,15 +1,15 @@
-"""Building rollups: an hour's HourlyRollup rows from its raw rows, a day's
-DailyRollup rows from its hours, and the schedule's job over stale hours.
+"""Building rollups: an hour range's rows of every kind of the catalogue (probes.rollups.catalogue), and the
+schedule's job over stale hours.
 
 An hour is "rolled up" when a RollupHour mark says so; the mark is written in
 the same transaction as the hour's rollups, only if no ingest stored a row in
 the hour while it was being built (probes.rollups.locks), and removed by
-ingest when a late measurement lands in that hour. A day's DailyRollup rows are the merge of its
-hourly rows, rebuilt in the transaction that leaves all 24 of its hours
-marked, so such a day can be read from one row per probe and region
-(probes.readings decides what to read, and reads no other day's rows: an
-incomplete day's are missing, the current day's until it ends, or stale,
-a day a late row unmarked until its hour is rebuilt). Histograms are kept for the metrics
+ingest when a late measurement lands in that hour. Every kind of rollup row
+over the hours (hourly rows, region and series blocks) is rebuilt in that
+transaction by its kind's builder, called through the catalogue in its order
+(each kind after the kind it is merged from), so no commit shows an hour's
+new marks beside another kind's stale rows; readers (probes.readings) use a
+row only while all its hours are marked. Histograms are kept for the metrics
 of probes.metrics with histogram=True; percentiles are read from merged
 histograms, never averaged.
 
@@ -22,6 +22,7 @@ builder this replaced is kept as the reference the tests compare it with
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
 
@@ -29,15 +30,13 @@ from django.db import connection, transaction
 
 from probes.histogram import BUCKETS, SQL_EDGES
 from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
-from probes.packed import entries_sql, pack_agg
-from probes.rollups import hour_blocks, series_blocks
+from probes.packed import pack_agg
 from probes.rollups.block_merge import JSON_COLUMNS
-from probes.rollups.ladder import rebuild_blocks
-from probes.rollups.locks import lock_day, lock_series_block, read_versions, take_cut, unchanged_hours
+from probes.rollups.catalogue import KINDS
+from probes.rollups.locks import lock_day, read_versions, take_cut, unchanged_hours
 from probes.rollups.periods import (
     DAY,
     HOUR,
-    block_start,
     ceil_hour,
     floor_day,
     floor_hour,
@@ -47,67 +46,6 @@ from probes.rollups.periods import (
 from probes.rollups.side_by_side import side_by_side
 from probes.significant import cells_sql, names_sql
 from probes.slot_time import slot_bounds
-
-
-def _daily_merge_sql(hourly: str, daily: str) -> str:
-    # Merged in SQL: one pass over at most a day's hourly rows per probe and region, no
-    # histogram read into Python.
-    def merged(column: str) -> str:
-        return (
-            f"(SELECT {pack_agg('s.bucket', 's.n')} FROM ("
-            f"SELECT e.bucket, sum(e.n) AS n FROM {hourly} h "
-            f"CROSS JOIN LATERAL {entries_sql('h.' + column)} e "
-            "WHERE h.probe_id = g.probe_id AND h.region_id = g.region_id "
-            "AND h.hour >= %(day)s AND h.hour < %(end)s GROUP BY e.bucket) s)"
-        )
-
-    outcomes = (
-        "(SELECT coalesce(jsonb_object_agg(s.key, s.n), '{}'::jsonb) FROM ("
-        f"SELECT e.key, sum(e.value::bigint) AS n FROM {hourly} h "
-        "CROSS JOIN LATERAL jsonb_each_text(h.outcomes) e "
-        "WHERE h.probe_id = g.probe_id AND h.region_id = g.region_id "
-        "AND h.hour >= %(day)s AND h.hour < %(end)s GROUP BY e.key) s)"
-    )
-    fields = [m.rollup_field for m in HISTOGRAM]
-    return f"""
-        INSERT INTO {daily}
-            (probe_id, target_id, region_id, day, samples, errors, updated_at, outcomes, {", ".join(fields)})
-        SELECT g.probe_id, g.target_id, g.region_id, %(day)s, g.samples, g.errors,
-               %(now)s, {outcomes}, {", ".join(merged(c) for c in fields)}
-        FROM (
-            -- A probe re-pointed at another target during the day is
-            -- counted under its latest target for that day.
-            SELECT probe_id, region_id, (array_agg(target_id ORDER BY hour DESC))[1] AS target_id,
-                   sum(samples) AS samples, sum(errors) AS errors
-            FROM {hourly}
-            WHERE hour >= %(day)s AND hour < %(end)s
-            GROUP BY probe_id, region_id
-        ) g
-    """
-
-
-def rebuild_day(day: datetime) -> int:
-    """(Re)build the DailyRollup rows of one UTC day by merging its
-    HourlyRollup rows, whether or not all its hours are marked. Returns the
-    number of rows written. Call it inside the transaction that changed the
-    day's hourly rows (_build does when that leaves the day complete), so
-    that no commit ever shows a day's 24 marked hours next to a stale day."""
-    from probes.models import DailyRollup, HourlyRollup
-
-    day = floor_day(day)
-    with transaction.atomic():
-        lock_day(day)
-        DailyRollup.objects.filter(day=day).delete()
-        with connection.cursor() as cur:
-            # Hundreds of small merges look expensive enough to the planner
-            # to compile, which costs more than it saves.
-            cur.execute("SET LOCAL jit = off")
-            cur.execute(
-                _daily_merge_sql(HourlyRollup._meta.db_table, DailyRollup._meta.db_table),
-                {"day": day, "end": day + DAY, "now": datetime.now(UTC)},
-            )
-            return cur.rowcount
-
 
 # A value's bucket is width_bucket over probes.histogram.SQL_EDGES. The
 # statement packs a metric's position and the bucket into one int
@@ -120,11 +58,9 @@ assert BUCKETS <= _SLOT
 
 
 @functools.cache
-def _hourly_sql(with_day: bool = False) -> str:
+def _hourly_sql() -> str:
     """One INSERT for every (probe, region, hour) with raw rows in
-    [since, until), histograms in their stored form (probes.packed); with_day
-    (only for [since, until) a whole UTC day) also inserts the day's
-    DailyRollup rows, counted from the same raw rows in the same statement.
+    [since, until), histograms in their stored form (probes.packed).
 
     Shaped for speed (bench/rollup.py): the raw rows are read once and
     grouped once, each group carrying its bucket indexes in one int array
@@ -135,25 +71,17 @@ def _hourly_sql(with_day: bool = False) -> str:
     of bench/rollup.py's rows: it makes a tuple per value, and at a few rows
     per series and hour nearly every value is its own group.
 
-    The day's groups are a second grouping set of the same sort, so they
-    cost a fraction of merging the day's hourly histograms afterwards (0.3 against
-    0.8 CPU seconds on a day of bench/rollup.py's rows), and, read by the
-    same statement, they hold exactly the rows its hours hold: the merge of
-    the hours written, which is what rebuild_day would write when no other
-    rollup is left in the day (_build checks that, and merges otherwise).
-
     A probe re-pointed at another target during the hour is counted under
     the target of its latest row (latest started_at, then highest id), as the
-    daily merge counts a day under its latest hour's (the latest row of the
-    day, so a day group takes its latest row's target too).
+    blocks merged from hours count a block under its latest hour's.
 
     The region rollups' 1 h blocks of the hours (probes.rollups.ladder) are a
-    third grouping set, (region, hour), written by the same statement: merging
+    second grouping set, (region, hour), written by the same statement: merging
     the hours' histograms into them afterwards (in SQL, entry by entry) cost
     more than this whole statement's SELECT, counting them here only part of
     it (docs/benchmarks.md, "Rollup builds"). A region group has no probe
-    (NULL) and no percentile cells, nor has a day group."""
-    from probes.models import DailyRollup, HourlyRollup, Measurement, RegionRollup
+    (NULL) and no percentile cells."""
+    from probes.models import HourlyRollup, Measurement, RegionRollup
 
     raw = Measurement._meta.db_table
     fields = ", ".join(m.rollup_field for m in HISTOGRAM)
@@ -171,24 +99,11 @@ def _hourly_sql(with_day: bool = False) -> str:
         " AND id <= %(cut)s"
     )
     hour = "date_trunc('hour', started_at, 'UTC')"
-    # The day's groups have no hour (NULL): their period is [since, until);
-    # the region blocks' groups no probe (NULL).
-    day_set = " (probe_id, region_id)," if with_day else ""
-    sets = f"GROUPING SETS ((probe_id, region_id, {hour}),{day_set} (region_id, {hour}))"
+    # The region blocks' groups have no probe (NULL).
+    sets = f"GROUPING SETS ((probe_id, region_id, {hour}), (region_id, {hour}))"
     block_columns = ", ".join(JSON_COLUMNS)
     block_updates = ", ".join(
         f"{c} = EXCLUDED.{c}" for c in ("samples", "errors", "sample_seconds", "updated_at", *JSON_COLUMNS)
-    )
-    day_insert = (
-        f"""
-        , day_built AS (
-            INSERT INTO {DailyRollup._meta.db_table}
-                (probe_id, target_id, region_id, day, samples, errors, outcomes, {fields}, updated_at)
-            SELECT probe_id, target_id, region_id, %(since)s, samples, errors, outcomes, {fields}, %(now)s
-            FROM rolled WHERE hour IS NULL
-        )"""
-        if with_day
-        else ""
     )
     return f"""
         -- The text of each histogram bucket as regions.csv writes it (probes.significant), for the cells.
@@ -198,8 +113,7 @@ def _hourly_sql(with_day: bool = False) -> str:
                    CASE WHEN g.probe_id IS NULL THEN NULL WHEN g.target_lo = g.target_hi THEN g.target_lo ELSE (
                        SELECT l.target_id FROM {raw} l
                        WHERE l.probe_id = g.probe_id AND l.region_id = g.region_id
-                         AND l.started_at >= coalesce(g.hour, %(since)s)
-                         AND l.started_at < coalesce(g.hour + interval '1 hour', %(until)s)
+                         AND l.started_at >= g.hour AND l.started_at < g.hour + interval '1 hour'
                          AND l.scheduled_for >= %(low)s AND l.scheduled_for < %(high)s AND l.id <= %(cut)s
                        ORDER BY l.started_at DESC, l.id DESC LIMIT 1
                    ) END AS target_id,
@@ -253,7 +167,7 @@ def _hourly_sql(with_day: bool = False) -> str:
                    {block_columns}
             FROM rolled WHERE probe_id IS NULL
             ON CONFLICT (span_hours, start, region_id) DO UPDATE SET {block_updates}
-        ){day_insert}
+        )
         SELECT hour, count(*) FROM built GROUP BY hour
     """
 
@@ -310,126 +224,139 @@ def _cells_sql() -> str:
         SELECT {cells_sql(picks, "(SELECT t FROM sig)")} AS cells
         FROM (
             SELECT array_agg(x ORDER BY x) AS v, {counts}
-            -- Only an hour's group of one probe keeps percentile cells: none of a region group (no probe) or a
-            -- day's (no hour; DailyRollup has none) is sorted. A day's groups hold every value of its hours again, so
-            -- sorting them too would sort every value twice for cells nobody reads.
+            -- Only a group of one probe keeps percentile cells: a region group (no probe) is not sorted.
             FROM unnest(g.buckets) AS x
-            WHERE g.probe_id IS NOT NULL AND g.hour IS NOT NULL AND x >> {_SHIFT} IN ({", ".join(map(str, positions))})
+            WHERE g.probe_id IS NOT NULL AND x >> {_SHIFT} IN ({", ".join(map(str, positions))})
         ) AS s
     """
 
 
-def _build(since: datetime, until: datetime, *, daily: bool, series_blocks_too: bool = True) -> int:
-    """Rebuild the hours of [since, until) (whole hours of one UTC day), then
-    the day's daily rollups if it ends complete (all 24 hours marked) unless
-    daily=False, and mark the ended hours no ingest wrote into meanwhile; then the series blocks holding the day
-    (probes.rollups.series_blocks) if it ends complete, unless
-    series_blocks_too=False (the caller's closing pass builds them). One
-    transaction; returns the hourly rollup rows written."""
-    from probes.models import DailyRollup, HourlyRollup, RollupHour
+@dataclass
+class HourBuild:
+    """One rebuild of the hours of [since, until) (whole hours of one UTC day), as each kind's builder sees it
+    (catalogue.RollupKind.builder): called in catalogue order, in the rebuild's transaction, holding the day's
+    lock. The hourly kind's builder, first, fills in what its statement wrote; the others read it."""
+
+    since: datetime
+    until: datetime
+    now: datetime
+    # The measurement id the rebuild counts rows up to (locks.take_cut).
+    cut: int
+    # A range rebuild's closing pass (the kinds' closers) follows: blocks over days may be left to it.
+    closing: bool = False
+    # Filled by the hourly builder: rollup rows written per hour (the hours it found raw rows in), the hours of
+    # the range holding rollups once it is done, and the hours of the day that will carry a RollupHour mark when
+    # the transaction commits if no ingest moves their version meanwhile (an ingest can only take marks away,
+    # locks.py, so a block predicted incomplete ends incomplete).
+    written: dict[datetime, int] = field(default_factory=dict)
+    with_rollups: set[datetime] = field(default_factory=set)
+    ends_marked: set[datetime] = field(default_factory=set)
+
+    @property
+    def day(self) -> datetime:
+        return floor_day(self.since)
+
+    @property
+    def hours(self) -> list[datetime]:
+        return hours_between(self.since, self.until)
+
+    @property
+    def ends_complete(self) -> bool:
+        """Whether all 24 hours of the day are predicted marked (ends_marked)."""
+        return len(self.ends_marked) == 24
+
+    def completes(self, hour: datetime) -> bool:
+        """Whether the rebuild makes this hour of its range complete: only an hour that has ended can be; an hour
+        without raw rows is complete when it has no rollups either (nothing happened), and otherwise (its raw rows
+        pruned) keeps its rollups and its mark."""
+        return hour + HOUR <= self.now and (hour in self.written or hour not in self.with_rollups)
+
+
+def build_hours(job: HourBuild) -> None:
+    """The hourly kind's builder: the hours' HourlyRollup rows and their region 1 h blocks from raw rows in one
+    statement (_hourly_sql), the rollups of series with no raw row left in a rebuilt hour deleted; fills in job's
+    written, with_rollups and ends_marked. The hours' marks and cuts are written by _build after every kind."""
+    from probes.models import HourlyRollup, RollupHour
+
+    table = HourlyRollup._meta.db_table
+    with connection.cursor() as cur:
+        # The day's rows are sorted by series and hour in memory
+        # instead of in a merge on disk, as at the default work_mem.
+        # JIT off: on and off were within the noise on a day of
+        # bench/rollup.py's rows, and off costs no compile on the
+        # small current-hour rebuilds. (Parallel workers cannot
+        # help: PostgreSQL never runs an INSERT's SELECT in parallel;
+        # rebuild_range runs days side by side instead.)
+        cur.execute("SET LOCAL work_mem = '128MB'")
+        cur.execute("SET LOCAL jit = off")
+        low, high = slot_bounds(job.since, job.until)
+        cur.execute(
+            _hourly_sql(),
+            {
+                "since": job.since,
+                "until": job.until,
+                "low": low,
+                "high": high,
+                "now": job.now,
+                "cut": job.cut,
+                "edges": _EDGE_PARAM,
+            },
+        )
+        job.written = dict(cur.fetchall())
+        # A series with no raw rows left in a rebuilt hour (its rows
+        # deleted) loses its rollup there; an hour with no raw rows at
+        # all (pruned) keeps every rollup it has.
+        cur.execute(f"DELETE FROM {table} WHERE hour = ANY(%s) AND updated_at <> %s", [sorted(job.written), job.now])
+        # Only the hours the statement wrote nothing into can hold rollups
+        # it did not write (a full day's rebuild reads no row here).
+        cur.execute(
+            f"SELECT DISTINCT hour FROM {table} WHERE hour >= %s AND hour < %s AND hour <> ALL(%s::timestamptz[])",
+            [job.since, job.until, sorted(job.written)],
+        )
+        job.with_rollups = set(job.written) | {h for (h,) in cur.fetchall()}
+    # The day's hours that carry a mark once this commits: the other hours' marks, the hours this marks, and the
+    # marks of hours it leaves as they are (rollups kept, raw rows pruned).
+    day = job.day
+    marked = set(RollupHour.objects.filter(hour__gte=day, hour__lt=day + DAY).values_list("hour", flat=True))
+    hours = job.hours
+    stays = {h for h in hours if job.completes(h) or (h not in job.written and h in marked)}
+    job.ends_marked = (marked - set(hours)) | stays
+
+
+def _build(since: datetime, until: datetime, *, closing: bool = False) -> int:
+    """Rebuild the hours of [since, until) (whole hours of one UTC day): every kind of the catalogue, by its
+    builder, in catalogue order; then mark the ended hours no ingest wrote into meanwhile, and run the finishing
+    steps the builders returned (their blocks' marks) in the same order. closing: a range rebuild's closing pass
+    follows (rebuild_range), so builders may leave it the blocks over days. One transaction; returns the hourly
+    rollup rows written."""
+    from probes.models import RollupHour
 
     day = floor_day(since)
     assert since == floor_hour(since) and until == floor_hour(until) and since < until <= day + DAY
-    hours = hours_between(since, until)
-    low, high = slot_bounds(since, until)
-    now = datetime.now(UTC)
-    table = HourlyRollup._meta.db_table
-    # A whole day's statement writes the day's rollups too (see _hourly_sql).
-    with_day = daily and since == day and until == day + DAY
     with transaction.atomic():
         lock_day(day)
+        job = HourBuild(since=since, until=until, now=datetime.now(UTC), cut=0, closing=closing)
         # Before the statement that reads raw rows (see locks.py).
-        versions = read_versions(hours)
-        cut = take_cut()
-        with connection.cursor() as cur:
-            # The day's rows are sorted by series and hour in memory
-            # instead of in a merge on disk, as at the default work_mem.
-            # JIT off: on and off were within the noise on a day of
-            # bench/rollup.py's rows, and off costs no compile on the
-            # small current-hour rebuilds. (Parallel workers cannot
-            # help: PostgreSQL never runs an INSERT's SELECT in parallel;
-            # rebuild_range runs days side by side instead.)
-            cur.execute("SET LOCAL work_mem = '128MB'")
-            cur.execute("SET LOCAL jit = off")
-            if with_day:
-                cur.execute(f"DELETE FROM {DailyRollup._meta.db_table} WHERE day = %s", [day])
-            cur.execute(
-                _hourly_sql(with_day),
-                {
-                    "since": since,
-                    "until": until,
-                    "low": low,
-                    "high": high,
-                    "now": now,
-                    "cut": cut,
-                    "edges": _EDGE_PARAM,
-                },
-            )
-            written = dict(cur.fetchall())
-            # A series with no raw rows left in a rebuilt hour (its rows
-            # deleted) loses its rollup there; an hour with no raw rows at
-            # all (pruned) keeps every rollup it has.
-            cur.execute(f"DELETE FROM {table} WHERE hour = ANY(%s) AND updated_at <> %s", [sorted(written), now])
-            # Only the hours the statement wrote nothing into can hold rollups
-            # it did not write (a full day's rebuild reads no row here).
-            cur.execute(
-                f"SELECT DISTINCT hour FROM {table} WHERE hour >= %s AND hour < %s AND hour <> ALL(%s::timestamptz[])",
-                [since, until, sorted(written)],
-            )
-            with_rollups = set(written) | {h for (h,) in cur.fetchall()}
-
-        # Only an hour that has ended can be complete; an hour without raw
-        # rows is complete when it has no rollups either (nothing happened),
-        # and otherwise (its raw rows pruned) keeps its rollups and its mark.
-        def completes(h: datetime) -> bool:
-            return h + HOUR <= now and (h in written or h not in with_rollups)
-
-        # Whether all 24 hours of the day carry a mark once this commits: the
-        # other hours' marks, the hours this marks, and the marks of hours it
-        # leaves as they are (rollups kept, raw rows pruned). An ingest meanwhile
-        # can only take marks away (locks.py), so a day predicted incomplete
-        # ends incomplete.
-        marked = set(RollupHour.objects.filter(hour__gte=day, hour__lt=day + DAY).values_list("hour", flat=True))
-        stays = {h for h in hours if completes(h) or (h not in written and h in marked)}
-        ends_marked = (marked - set(hours)) | stays
-        ends_complete = len(ends_marked) == 24
-        # The day's rows are read only while all its hours are marked
-        # (probes.readings.plan), so they are merged only by the rebuild that
-        # leaves it so: the current hour's rebuild every few minutes, and each
-        # ended hour's but the day's last, merged its day for nothing (most
-        # of an hour's rebuild). The rows the whole
-        # day's statement wrote are the merge of its hours unless some hour
-        # kept rollups it did not write (raw rows pruned).
-        if daily and ends_complete and not (with_day and with_rollups <= set(written)):
-            rebuild_day(day)
-        # The statement wrote the 1 h blocks of the hours it found raw rows in.
-        rebuild_blocks(since, until, now, hours_built=sorted(written))
-        # The series' 3 h and 12 h blocks holding these hours, merged again where they will be complete.
-        hour_blocks_built = hour_blocks.rebuild(since, until, now, ends_marked)
-
-        # The series blocks holding the day go unmarked before the day's new
-        # rollups commit; they are rebuilt only if the day should end complete
-        # (the current day, rebuilt every few minutes, never does), before the
-        # version rows are locked, and marked after the hours' own marks.
-        lock_series_block(block_start(day, series_blocks.LARGEST))
-        series_blocks.unmark(day)
-        rebuilt = series_blocks.rebuild(day, day + DAY, now) if series_blocks_too and ends_complete else {}
+        versions = read_versions(job.hours)
+        job.cut = take_cut()
+        finishing = [kind.builder_function()(job) for kind in KINDS]
         # Last, so the version rows stay locked only until the commit.
         unchanged = unchanged_hours(versions)
-        complete = [h for h in hours if h in unchanged and completes(h)]
-        RollupHour.objects.filter(hour__in=[h for h in written if h not in complete]).delete()
+        complete = [h for h in job.hours if h in unchanged and job.completes(h)]
+        RollupHour.objects.filter(hour__in=[h for h in job.written if h not in complete]).delete()
         RollupHour.objects.bulk_create(
-            [RollupHour(hour=h, built_at=now) for h in complete],
+            [RollupHour(hour=h, built_at=job.now) for h in complete],
             update_conflicts=True,
             unique_fields=["hour"],
             update_fields=["built_at"],
         )
-        _record_cuts(hours, written, with_rollups, cut, now)
-        # Marks only blocks whose hours are all marked now: an ingest that
-        # moved a version meanwhile leaves its hour, and so them, unmarked.
-        series_blocks.mark_complete(rebuilt, now)
-        series_blocks.mark_complete(hour_blocks_built, now)
-    return sum(written.values())
+        _record_cuts(job.hours, job.written, job.with_rollups, job.cut, job.now)
+        # Blocks' marks vouch only for hours marked now: an ingest that moved a version meanwhile leaves its hour,
+        # and so them, unmarked.
+        for finish in finishing:
+            if finish is not None:
+                finish()
+    return sum(job.written.values())
 
 
 def _record_cuts(
@@ -461,31 +388,24 @@ def _record_cuts(
     )
 
 
-def rebuild_hour(hour: datetime, *, daily: bool = True) -> int:
-    """(Re)build every (probe, region) rollup of one UTC hour from raw rows,
-    then the daily rollups of its day if that leaves all its hours marked.
-    Returns the number of hourly rollup rows written. Running it twice gives
-    the same rollups. An hour with no raw rows left (pruned) keeps its
-    rollups.
-
-    daily=False leaves the day to the caller, who must call rebuild_day for
-    it inside the same transaction."""
+def rebuild_hour(hour: datetime) -> int:
+    """(Re)build every rollup of one UTC hour (every kind of the catalogue) from raw rows. Returns the number of
+    hourly rollup rows written. Running it twice gives the same rollups. An hour with no raw rows left (pruned)
+    keeps its rollups."""
     hour = floor_hour(hour)
-    return _build(hour, hour + HOUR, daily=daily)
+    return _build(hour, hour + HOUR)
 
 
 def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tuple[int, int]:
     """Rebuild every hour overlapping [since, until). Returns (hours, rows).
 
-    One statement and one transaction per UTC day: its hours and, for a whole
-    day, its daily rows in the same statement (a partial first or last day is
-    merged from its hours after it), so no commit shows the day's new marks
-    without its new daily rows.
-    A day rather than the whole range in one statement: a rebuild's memory,
-    locks and transaction stay one day's, and days can run side by side.
+    One statement and one transaction per UTC day (_build), so no commit shows the day's new marks beside
+    rollups of any kind not rebuilt with them. A day rather than the whole range in one statement: a rebuild's
+    memory, locks and transaction stay one day's, and days can run side by side.
 
-    Over more than one day the series blocks holding them
-    (probes.rollups.series_blocks) are rebuilt once, after every day is.
+    Over more than one day the kinds with a closer (catalogue.RollupKind.closer: the series blocks of days)
+    leave their blocks to it, called once after every day is built (a 16-day block would otherwise be merged
+    16 times).
 
     workers > 1 builds that many days at once, each on a connection of its
     own (days never share a lock or a row): PostgreSQL runs an INSERT on one
@@ -498,14 +418,14 @@ def rebuild_range(since: datetime, until: datetime, *, workers: int = 1) -> tupl
         ranges.append((max(start, day), min(end, day + DAY)))
         day += DAY
     hours = len(hours_between(start, end))
-    # Over several days the series blocks are merged once, after them all,
-    # not once a day (a 16-day block would be merged 16 times).
     closing = len(ranges) > 1
-    rows = sum(side_by_side(lambda bounds: _build(*bounds, daily=True, series_blocks_too=not closing), ranges, workers))
+    rows = sum(side_by_side(lambda bounds: _build(*bounds, closing=closing), ranges, workers))
     if closing:
-        series_blocks.rebuild_series_range(
-            floor_day(start), floor_day(ranges[-1][0]) + DAY, datetime.now(UTC), workers=workers
-        )
+        now = datetime.now(UTC)
+        for kind in KINDS:
+            closer = kind.closer_function()
+            if closer is not None:
+                closer(floor_day(start), floor_day(ranges[-1][0]) + DAY, now, workers=workers)
     return hours, rows
 
 

@@ -3,16 +3,21 @@
 Why one list: a rollup kind used to be known only to the code that builds, prunes and tiles it, each naming its
 grains, table and marks on its own, so a reader had to find five modules to learn what a kind is, and a new grain
 touched all of them. Here each kind says what it is: the blocks it holds (grains), what a row is keyed by, its model,
-what it is merged from, which marks say a row may be read, and the functions that build and prune it. The pruning
-(probes.rollups.prune), the grains of the builders and tilers (probes.rollups.periods takes them from here), the
-planner's switches (in_use) and the catalogue's tests iterate KINDS; docs/architecture/reading-a-window.md explains
-the words.
+what it is merged from, which marks say a row may be read, and the functions that build and prune it. The builder
+(probes.rollups.build._build), the pruning (probes.rollups.prune), the grains of the builders and tilers
+(probes.rollups.periods takes them from here), the planner's switches (in_use) and the catalogue's tests iterate
+KINDS; docs/architecture/reading-a-window.md explains the words.
+
+KINDS is in dependency order: a kind comes after the kind it is merged from (its source), because the rebuild of an
+hour range calls the builders in this order in one transaction, each reading what the ones before it wrote, and runs
+the finishing steps they return (their blocks' marks) in the same order once the hours' own marks are written.
 
 Adding a grain to a kind of blocks: its entry's grains (each must divide the next), then a rebuild
 (`manage.py rollup --since 30d`) so its blocks exist; readers skip a block until its marks say it is built, so the
-deploy is safe before the rebuild. A new kind: an entry, a model in probes.rollup_models and its migration, a
-builder called from probes.rollups.build._build (in the place the marks protocol needs), a pruner, and a tiler in
-probes.readings.plan that asks in_use().
+deploy is safe before the rebuild. A new kind: an entry here (after its source), a model in probes.rollup_models and
+its migration, a builder (a function of build.HourBuild, see RollupKind.builder; a closer too if it leaves blocks
+over days to a range rebuild's closing pass), a pruner, and a tiler in probes.readings.plan that asks in_use();
+build.py needs no edit.
 
 Plain data (no Django at import): probes.rollups.periods imports it, and everything imports periods.
 """
@@ -41,8 +46,10 @@ class RollupKind:
     source: str
     # The mark models (MARKS) that must all vouch for a row before a reader uses it.
     marks: tuple[str, ...]
-    # "module:function" that (re)builds it, called by probes.rollups.build._build in the transaction that
-    # rebuilds the hours under it.
+    # "module:function(job) -> finish or None" that (re)builds its rows over the hours of job (a
+    # probes.rollups.build.HourBuild), called by probes.rollups.build._build in catalogue order in the transaction
+    # that rebuilds those hours; finish, if any, is called in the same transaction once the hours' RollupHour marks
+    # are written (the blocks' own marks, which may vouch only for hours marked then).
     builder: str
     # "module:function(old) -> rows deleted": the rows wholly before the rollup retention's cut.
     pruner: str
@@ -50,9 +57,16 @@ class RollupKind:
     reads: str
     # The base every other kind is merged from and every reader falls back to: it cannot be switched off.
     base: bool = False
+    # "module:function(since, until, now, *, workers)", or "" for none: a range rebuild over several days
+    # (build.rebuild_range) calls it once after every day is built, over their whole days; its builder may then
+    # leave the blocks over days to it (HourBuild.closing), so that a block is merged once, not once a day.
+    closer: str = ""
 
     def builder_function(self) -> Callable[..., Any]:
         return _resolve(self.builder)
+
+    def closer_function(self) -> Callable[..., Any] | None:
+        return _resolve(self.closer) if self.closer else None
 
     def pruner_function(self) -> Callable[..., Any]:
         return _resolve(self.pruner)
@@ -85,22 +99,11 @@ HOURLY = RollupKind(
     time_column="hour",
     source="raw",
     marks=("RollupHour",),
-    builder="probes.rollups.build:rebuild_hour",
+    # The hours' rows and, in the same statement, the region kind's 1 h blocks (build._hourly_sql).
+    builder="probes.rollups.build:build_hours",
     pruner="probes.rollups.prune:prune_hourly",
     reads="every reading's marked hours not covered by a coarser row; partial hours up to their HourCut",
     base=True,
-)
-DAILY = RollupKind(
-    name="daily",
-    model="DailyRollup",
-    grains=(24,),
-    keys=("probe_id", "region_id"),
-    time_column="day",
-    source="hourly",
-    marks=("RollupHour",),
-    builder="probes.rollups.build:rebuild_day",
-    pruner="probes.rollups.prune:prune_daily",
-    reads="complete days of a window read per probe or target (read_window) and of regions.csv's buckets",
 )
 REGION = RollupKind(
     name="region",
@@ -110,21 +113,9 @@ REGION = RollupKind(
     time_column="start",
     source="raw",
     marks=("RollupHour",),
-    builder="probes.rollups.ladder:rebuild_blocks",
+    builder="probes.rollups.ladder:build",
     pruner="probes.rollups.ladder:prune_blocks",
     reads="every target grouped by region: read_window's overview and histograms, the time series of all targets",
-)
-SERIES_DAYS = RollupKind(
-    name="series_days",
-    model="SeriesRollup",
-    grains=(48, 96, 192, 384),
-    keys=("probe_id", "region_id", "target_id"),
-    time_column="start",
-    source="daily",
-    marks=("RollupHour", "SeriesBlockMark"),
-    builder="probes.rollups.series_blocks:rebuild",
-    pruner="probes.rollups.series_blocks:prune_day_blocks",
-    reads="runs of complete days of a window read per probe or target (the table, one target)",
 )
 SERIES_HOURS = RollupKind(
     name="series_hours",
@@ -134,12 +125,26 @@ SERIES_HOURS = RollupKind(
     time_column="start",
     source="hourly",
     marks=("RollupHour", "SeriesBlockMark"),
-    builder="probes.rollups.hour_blocks:rebuild",
+    builder="probes.rollups.hour_blocks:build",
     pruner="probes.rollups.series_blocks:prune_hour_blocks",
-    reads="a window's marked hours beside its complete days, and 3 h / 12 h buckets of named targets' time series",
+    reads="a window's marked hours outside its series_days blocks (loose complete days among them), and 3 h / 12 h "
+    "buckets of named targets' time series",
 )
-
-KINDS: tuple[RollupKind, ...] = (HOURLY, DAILY, REGION, SERIES_DAYS, SERIES_HOURS)
+SERIES_DAYS = RollupKind(
+    name="series_days",
+    model="SeriesRollup",
+    grains=(48, 96, 192, 384),
+    keys=("probe_id", "region_id", "target_id"),
+    time_column="start",
+    # The 2-day blocks merged from the 12 h blocks of series_hours, each coarser grain from the grain before it.
+    source="series_hours",
+    marks=("RollupHour", "SeriesBlockMark"),
+    builder="probes.rollups.series_blocks:build",
+    pruner="probes.rollups.series_blocks:prune_day_blocks",
+    closer="probes.rollups.series_blocks:rebuild_series_range",
+    reads="runs of complete days of a window read per probe or target (the table, one target)",
+)
+KINDS: tuple[RollupKind, ...] = (HOURLY, REGION, SERIES_HOURS, SERIES_DAYS)
 BY_NAME = {kind.name: kind for kind in KINDS}
 # The kinds a reading can do without (bench/dashboard.py --without, LATENCY_ROLLUPS_OFF).
 SWITCHABLE = tuple(kind.name for kind in KINDS if not kind.base)
@@ -166,7 +171,7 @@ MARKS: tuple[Mark, ...] = (
     Mark(
         "SeriesBlockMark",
         "SeriesBlockMark",
-        "this series block is the merge of its days' (or hours') rollups as they are now",
+        "this series block is the merge of its hours' rollups as they are now (through its finer blocks)",
         # Pruned with its blocks (series_blocks.prune_day_blocks and prune_hour_blocks).
     ),
 )

@@ -1,10 +1,12 @@
 """Series rollups inside a day: one probe's hourly rollups from one region merged over EPOCH-aligned blocks of 3 and 12
 hours (periods.SERIES_HOUR_GRAINS), kept in SeriesRollup beside the blocks of days (series_blocks).
 
-Why: a window read per series (the table of every target: 900 series at bench/dashboard.py's size) takes its
-complete days from daily rows and day blocks, but the hours at its two ends, before its first complete day and after
-its last, from hourly rows: up to 46 of them per series, 20,000 to 41,000 for the table of every target. With
-these blocks an end is at most 2 hours, 3 blocks of 3 h and one of 12 h. The time series of named targets over 7 and
+Why: a window read per series (the table of every target: 900 series at bench/dashboard.py's size) takes its runs
+of complete days from blocks of days (series_blocks), but the hours at its two ends, before its first block of days
+and after its last, from hourly rows: up to 46 of them per series, 20,000 to 41,000 for the table of every target,
+and more with a complete day beside them no block of days covers. With these blocks an end is at most 2 hours, 3
+blocks of 3 h and one of 12 h (a loose complete day two of 12 h). The 12 h blocks are also what the 2-day blocks
+are merged from (series_blocks). The time series of named targets over 7 and
 30 days (3 h and 12 h buckets) reads one block per series and bucket instead of 3 or 12 hourly rows (10,800 for one
 target over 30 days at 100 M rows); a block's sample_seconds gives its point the `at` its hours would.
 
@@ -16,8 +18,8 @@ reader takes a block only with its mark and all its hours marked (plan.hour_tile
 unmarks its hour, and the rebuild that marks the hour again rebuilds the block. An installation whose hours were
 marked before these blocks existed has no mark for them, and reads the hours until they are rebuilt.
 
-A block counts a probe re-pointed at another target during it under the target of its latest hour, as a daily row
-counts its day (build._daily_merge_sql).
+A block counts a probe re-pointed at another target during it under the target of its latest hour, as an hourly
+row counts its hour under its latest row's (build._hourly_sql).
 
 Merged in Python with numpy (probes.rollups.block_merge.merged), as readers merge (probes.readings.rollup), not in
 SQL: expanding a day's hourly histograms entry by entry with get_byte took several times as long as both grains take
@@ -28,14 +30,21 @@ both grains: each 3 h group counts into its 3 h block and its 12 h block.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import connection
 
 from probes.rollups.block_merge import HIST_COLUMNS, merged
 from probes.rollups.periods import EPOCH, HOUR, SERIES_HOUR_GRAINS, block_start, hour_runs, sample_seconds_sql
+from probes.rollups.series_blocks import mark_complete
+
+if TYPE_CHECKING:
+    from probes.rollups.build import HourBuild
 
 FINEST = SERIES_HOUR_GRAINS[0]
 UNIX_EPOCH_SECONDS = int(EPOCH.timestamp())
@@ -46,6 +55,14 @@ def _holding(since: datetime, until: datetime, grain: int) -> list[datetime]:
     span = HOUR * grain
     first, last = block_start(since, span), block_start(until - HOUR, span)
     return [first + span * i for i in range((last - first) // span + 1)]
+
+
+def build(job: HourBuild) -> Callable[[], None]:
+    """The series_hours kind's builder (catalogue.SERIES_HOURS): rebuild the blocks holding the rebuilt hours
+    (rebuild, with the hours the day ends with marked); returns the step marking them once the hours' marks are
+    written."""
+    built = rebuild(job.since, job.until, job.now, job.ends_marked)
+    return functools.partial(mark_complete, built, job.now)
 
 
 def rebuild(

@@ -11,9 +11,9 @@ into them here cost twice that statement), then each coarser block holding
 them from the blocks of the next finer grain inside it, merged by numpy
 (probes.rollups.block_merge). So a
 block is always the merge of the hourly rows of its hours, and readers
-(probes.readings) use it only when all its hours carry a RollupHour mark, the
-same rule as DailyRollup's: a late row unmarks its hour, so every block
-holding it goes unread until the rebuild, which rebuilds them.
+(probes.readings) use it only when all its hours carry a RollupHour mark: a
+late row unmarks its hour, so every block holding it goes unread until the
+rebuild, which rebuilds them.
 """
 
 from __future__ import annotations
@@ -21,12 +21,16 @@ from __future__ import annotations
 import functools
 import itertools
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import connection
 
 from probes.rollups.block_merge import merge_blocks
 from probes.rollups.locks import lock_region_week
 from probes.rollups.periods import GRAINS, HOUR, block_start
+
+if TYPE_CHECKING:
+    from probes.rollups.build import HourBuild
 
 WEEK = GRAINS[-1]
 
@@ -45,11 +49,17 @@ def _sources() -> list[tuple[int, dict]]:
     ]
 
 
+def build(job: HourBuild) -> None:
+    """The region kind's builder (catalogue.REGION): its blocks above 1 h holding the rebuilt hours, merged again
+    from the 1 h blocks the hourly kind's statement just wrote (job.written's hours)."""
+    rebuild_blocks(job.since, job.until, job.now, hours_built=sorted(job.written))
+
+
 def rebuild_blocks(since: datetime, until: datetime, now: datetime, *, hours_built: list[datetime]) -> None:
     """Rebuild every region block holding an hour of [since, until) (whole
     hours of one UTC day), finest grain first, each from the rows just
     rebuilt below it. Call it inside the transaction that rebuilt those
-    hours' HourlyRollup rows, holding the day's lock (build._build does):
+    hours' HourlyRollup rows, holding the day's lock (build does):
     the blocks up to 1 d lie inside the day, and the 7 d block, which other
     days' rebuilds merge too, is taken under its own lock last.
 

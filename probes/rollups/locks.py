@@ -15,7 +15,7 @@ rollups it writes, and the hour must then not be marked complete. So:
 - ingest, in the transaction that stores rows into hours H, after the INSERT:
   bumps H's version (count_ingest), then deletes H's marks;
 - a rebuild reads the versions of its hours (read_versions) in a statement
-  *before* the one that reads raw rows, builds, merges the day, and only at
+  *before* the one that reads raw rows, builds, merges the blocks, and only at
   the very end, just before commit, locks the version rows and re-reads them
   (unchanged_hours); it writes a mark only for an hour whose version did not
   move.
@@ -65,10 +65,10 @@ class LockSpace(IntEnum):
     # replaced it. Not reused, so an old process still running during an
     # upgrade cannot collide with a new meaning.
     #
-    # One UTC day's rollups, exclusive by a rebuild of any of its hours (and
-    # by rebuild_day's merge): two rebuilds of one hour would otherwise both
-    # insert its rollups, and two hours of one day rebuilt at once could each
-    # write a daily row without the other's hour.
+    # One UTC day's rollups, exclusive by a rebuild of any of its hours: two
+    # rebuilds of one hour would otherwise both insert its rollups, and two
+    # hours of one day rebuilt at once could each merge a block of the day
+    # (region and series blocks) without the other's hour.
     DAY_MERGE = 7142
     # The whole configuration, exclusive by `manage.py atlas apply` (probes.config_as_code.apply): two applies
     # at once would each plan against a database the other is changing.

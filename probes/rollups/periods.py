@@ -20,8 +20,9 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # blocks nest and a coarser block is the merge of the finer ones inside it. The region rollups' ladder
 # (probes.rollups.ladder); its 7 d blocks start on Thursdays (the weekday of EPOCH).
 GRAINS = REGION.grains
-# The series rollups' blocks of days (probes.rollups.series_blocks), each the merge of the daily rollups (or the
-# blocks of the next finer grain) inside it, so that any run of complete days is a handful of blocks.
+# The series rollups' blocks of days (probes.rollups.series_blocks), the 2-day ones each the merge of the 12 h
+# series blocks inside it, each coarser one of the blocks of the next finer grain, so that any run of complete days
+# is a handful of blocks.
 SERIES_GRAINS = SERIES_DAYS.grains
 # The series rollups' blocks inside a day (probes.rollups.hour_blocks), merged from hourly rollups, dividing the day,
 # so that the hours at a window's ends beside its complete days are a few rows per series.

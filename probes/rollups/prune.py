@@ -19,7 +19,7 @@ from probes import partitions
 from probes.retention import delete_older_than, delete_table_rows_older_than
 from probes.rollups.build import rebuild_hour
 from probes.rollups.catalogue import KINDS, MARKS
-from probes.rollups.periods import DAY, floor_hour, hours_between
+from probes.rollups.periods import floor_hour, hours_between
 from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
 log = logging.getLogger(__name__)
@@ -68,14 +68,6 @@ def prune_hourly(old: datetime) -> int:
     from probes.models import HourlyRollup
 
     return HourlyRollup.objects.filter(hour__lt=old).delete()[0]
-
-
-def prune_daily(old: datetime) -> int:
-    from probes.models import DailyRollup
-
-    # Only days wholly before the cut: the day straddling it loses some marks, so readers stop using its daily row
-    # anyway.
-    return DailyRollup.objects.filter(day__lte=old - DAY).delete()[0]
 
 
 def prune_hour_marks(old: datetime) -> int:

@@ -97,7 +97,10 @@
     else if (changed && changed !== all && changed.checked) all.checked = false;
     if (!chosen.some((box) => box.checked)) all.checked = true;
     const names = chosen.filter((box) => box.checked).map((box) => box.dataset.name);
-    $("target-summary").textContent = names.length ? names.join(", ") : cfg.text.all_targets;
+    const text = names.length ? names.join(", ") : cfg.text.all_targets;
+    // Every chosen name shows (the summary wraps) and is in the title as well.
+    $("target-summary").textContent = text;
+    picker.querySelector("summary").title = text;
   }
 
   if (picker) {
@@ -202,12 +205,26 @@
     // must not become an uncaught error: the next refresh draws again.
     const data = figure.data || [];
     const layout = Object.assign({ separators: SEPARATORS }, fitToWidth(el, data, figure.layout || {}));
-    Plotly.react(el, data, layout, PLOT_CONFIG).catch((err) => console.warn(id, err));
+    window.AtlasCharts.draw(el, data, layout, PLOT_CONFIG)
+      .then(() => {
+        // Drawn: the "loading" note over the box (overview.html) has done its job.
+        for (const note of el.querySelectorAll(".plot-loading")) note.remove();
+      })
+      .catch((err) => console.warn(id, err));
   }
 
   const draw = {
     overview(body) {
       plot("map", body.figure);
+      // The map's target choice only means something while targets are kept apart.
+      const choice = $("map-target-choice");
+      if (choice) choice.hidden = !body.per_target;
+      const shows = $("map-shows");
+      if (shows) {
+        const named = (body.map_targets || []).find((t) => t.id === body.map_target);
+        shows.textContent = named ? interpolate(gettext("Coloured for %(target)s."), { target: named.name }, true) : "";
+        shows.hidden = !named;
+      }
       const empty = $("empty-window");
       empty.textContent = body.empty || "";
       empty.hidden = !body.empty;
@@ -225,7 +242,7 @@
   let refreshing = false;
   let refreshAgain = false;
 
-  async function refresh() {
+  async function refresh(skip = []) {
     // One refresh at a time; a request for another while one runs is kept,
     // not dropped, so the last message is always reflected.
     if (refreshing) {
@@ -235,7 +252,7 @@
     refreshing = true;
     showError("");
     await Promise.all(
-      CHARTS.map(async (name) => {
+      CHARTS.filter((name) => !skip.includes(name)).map(async (name) => {
         const body = await load(name);
         if (!body) return;
         showNoData(name, body.no_data);
@@ -472,6 +489,14 @@
   syncPicker(null);
   syncCustomRange();
   syncDownloads();
-  refresh();
+  // The map's first figure came with the page (overview.html's #first-map): drawn now, without a round trip,
+  // and not asked for again by the first refresh.
+  const firstMap = $("first-map");
+  if (firstMap) {
+    const body = JSON.parse(firstMap.textContent);
+    showNoData("overview", body.no_data);
+    draw.overview(body);
+  }
+  refresh(firstMap ? ["overview"] : []);
   connect();
 })();

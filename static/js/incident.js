@@ -52,9 +52,13 @@
         type: "rect", xref: "x", yref: "paper", x0: el.dataset.markFrom, x1: el.dataset.markUntil, y0: 0, y1: 1,
         fillcolor: "rgba(180, 35, 24, 0.08)", line: { width: 0 }, layer: "below",
       };
-      layout.shapes = (layout.shapes || []).concat([span]);
+      // The server shades every incident of the window (latency/charts/over_time.py): this one's own span
+      // is drawn once, from the page's begin and end.
+      const own = "incident-" + el.dataset.incident;
+      span.name = own;
+      layout.shapes = (layout.shapes || []).filter((shape) => shape.name !== own).concat([span]);
     }
-    Plotly.react(el, data, layout, PLOT_CONFIG).catch((err) => console.warn(el.id, err));
+    window.AtlasCharts.draw(el, data, layout, PLOT_CONFIG).catch((err) => console.warn(el.id, err));
   }
 
   for (const el of document.querySelectorAll("[data-chart-api]")) draw(el);

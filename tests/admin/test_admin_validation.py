@@ -411,11 +411,12 @@ def test_add_pages_render(admin_client):
 
 
 # Kept out of the admin on purpose: a bookkeeping mark of the rollups, nothing a person reads or edits.
-# The evaluator's bookkeeping (AlertState: the hysteresis) and an incident's timeline, which the incident's own
-# admin page shows inline, have no list of their own.
+# The evaluator's bookkeeping (AlertState: the hysteresis; ObjectiveAlertState: an objective's burn-rate alert) and
+# an incident's timeline, which the incident's own admin page shows inline, have no list of their own.
 INTERNAL_MODELS = {
     "RollupHour",
     "AlertState",
+    "ObjectiveAlertState",
     "IncidentEvent",
     # Real users' rows and the receivers' bookkeeping: written by the receivers only, read on the pages.
     "Observation",
@@ -431,10 +432,12 @@ INTERNAL_MODELS = {
     "HourCut",
     # Region rollups: derived from the hourly rollups in their rebuild (probes.rollups.ladder), read by the dashboard.
     "RegionRollup",
-    # Series rollups and their marks: derived from the daily rollups in a day's rebuild
-    # (probes.rollups.series_blocks), read by the dashboard.
+    # Series rollups and their marks: derived from the hourly rollups in their rebuild
+    # (probes.rollups.hour_blocks, series_blocks), read by the dashboard.
     "SeriesRollup",
     "SeriesBlockMark",
+    # An objective's day counts: the sums of its hour counts (shown under Records), written beside them.
+    "SLODayCount",
 }
 
 

@@ -1,6 +1,7 @@
 """A delivery of an incident's opening reaches a real JSON webhook (Apprise's json://) with the
-rule, target, scope, summary, regions and start time; the delivery is sent, the timeline says
-so naming the channel, and the channel's health is good. The resolution reads [RESOLVED]."""
+rule, target, scope, summary, regions, start time and the incident's absolute link, as Apprise's `failure`
+type; the delivery is sent, the timeline says so naming the channel, and the channel's health is good. The
+resolution reads [RESOLVED] and is of the `success` type."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def test_the_opening_reaches_the_webhook_with_title_and_summary(delivery_to, jso
     assert message.startswith(SUMMARY)
     assert "Regions: Lagos, Nairobi" in message
     assert "Started: 2026-11-30 21:40 UTC" in message
+    assert f"Incident: https://atlas.example.com/incidents/{delivery.incident.pk}/" in message
+    assert post.body["type"] == "failure"
 
     delivery.refresh_from_db()
     assert (delivery.state, delivery.attempts, delivery.last_error) == (Delivery.SENT, 1, "")
@@ -45,3 +48,4 @@ def test_the_resolution_reads_resolved_with_both_times(delivery_to, json_receive
     assert post.body["title"] == "[RESOLVED] TTFT p95 over 1 s: gpt-eu (global)"
     assert "Started: 2026-11-30 21:40 UTC" in post.body["message"]
     assert "Resolved: 2026-11-30 22:25 UTC" in post.body["message"]
+    assert post.body["type"] == "success"

@@ -20,7 +20,15 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.factories import IncidentFactory, MeasurementFactory, ProbeFactory, WorkerFactory
+from tests.factories import (
+    IncidentFactory,
+    MeasurementFactory,
+    ModelGroupFactory,
+    ProbeFactory,
+    ServiceLevelObjectiveFactory,
+    SLOHourCountFactory,
+    WorkerFactory,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
@@ -39,6 +47,17 @@ def data(transactional_db):
         )
     WorkerFactory(region=region)
     IncidentFactory(target=probe.target)
+    # The model groups' list, detail and leaderboard answer with rows, not only with empty lists and 404s.
+    ModelGroupFactory(targets=[probe.target])
+    # And the objectives' list and detail; counted, with an hour of counts, so its status and report have rows.
+    objective = ServiceLevelObjectiveFactory(
+        targets=[probe.target], mix={region.slug: 1.0}, degraded_ttft_threshold_ms=400.0
+    )
+    objective.counted_condition = objective.condition_fingerprint()
+    objective.exact_since = now - timedelta(days=1)
+    objective.save(update_fields=["counted_condition", "exact_since"])
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    SLOHourCountFactory(objective=objective, target=probe.target, region=region, hour=hour - timedelta(hours=1))
 
 
 def test_every_operation_answers_as_its_schema_says(site, roles, data):

@@ -8,7 +8,8 @@ Fixtures of the tests in this folder:
 - `browser_page`: a fresh Chromium (its own user-data-dir) and one page. Every request URL the browser makes is
   recorded (`page.recorder.urls`; websockets in `page.recorder.websockets`, handshakes that completed in
   `page.recorder.websockets_open`), with failed requests, HTTP errors, console errors, uncaught exceptions and
-  main-frame navigations. At teardown a screenshot is saved to test-artifacts/<test name>.png, plus a .log of the
+  main-frame navigations. `@pytest.mark.browser_timezone("Asia/Kolkata")` sets the browser's time zone
+  (else the machine's). At teardown a screenshot is saved to test-artifacts/<test name>.png, plus a .log of the
   recording when the test failed. Without /usr/bin/chromium the test is skipped, except in CI (CI set), where
   it fails.
 - `asgi_server`: uvicorn serving latency.asgi:application from a subprocess, on the pytest test database (data
@@ -75,7 +76,8 @@ def snap(page, label: str) -> Path:
 def browser_page(request, tmp_path):
     require_chromium()
     name = artifact_name(request.node.nodeid)
-    with launch_chromium(tmp_path / "chromium-profile") as context:
+    zone = request.node.get_closest_marker("browser_timezone")
+    with launch_chromium(tmp_path / "chromium-profile", timezone_id=zone.args[0] if zone else None) as context:
         page = context.pages[0] if context.pages else context.new_page()
         page.set_default_timeout(15_000)
         page.recorder = attach_recorder(page)

@@ -2,7 +2,8 @@
 
 `make_site()` stores four regions, two targets (one with a hosting location, so the map draws paths) measured
 over the last two hours with some failures (so the target page shows both tables), an open incident of the
-hosted target (with a timeline and a silence) and a resolved one, and a superuser. `PAGES`
+hosted target (with a timeline and a silence) and a resolved one, an objective over both targets with a day of
+hour counts, and a superuser. `PAGES`
 names each page and what must be on it before it is judged: the overview's charts drawn and its table filled.
 """
 
@@ -17,7 +18,9 @@ from tests.factories import (
     IncidentFactory,
     ProbeFactory,
     RegionFactory,
+    ServiceLevelObjectiveFactory,
     SilenceFactory,
+    SLOHourCountFactory,
     TargetFactory,
     WorkerFactory,
     spread_measurements,
@@ -47,6 +50,13 @@ OVERVIEW_READY_JS = """() => {
 
 # Both charts of the incident page drawn.
 INCIDENT_READY_JS = """() => ['incident-timeseries', 'incident-phases'].every((id) => {
+  const el = document.getElementById(id);
+  return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace').length > 0;
+})"""
+
+
+# Both charts of an objective's page drawn.
+OBJECTIVE_READY_JS = """() => ['slo-burn-down', 'slo-goodput'].every((id) => {
   const el = document.getElementById(id);
   return !!el && !!el.querySelector('svg.main-svg') && el.querySelectorAll('.trace').length > 0;
 })"""
@@ -85,6 +95,7 @@ def make_site() -> list[Page]:
         WorkerFactory(region=region, hostname=f"{region.slug}-vm")
     get_user_model().objects.create_superuser(USERNAME, f"{USERNAME}@example.com", PASSWORD)
     incident = _incidents(hosted, [region for region, _ in regions.values()], end)
+    objective = _objective([hosted, plain], [region for region, _ in regions.values()], end)
     return [
         Page("overview", "/", OVERVIEW_READY_JS),
         Page("region", f"/regions/{REGIONS[0][0]}/"),
@@ -92,7 +103,36 @@ def make_site() -> list[Page]:
         Page("admin index", "/admin/"),
         Page("incidents", "/incidents/"),
         Page("incident", f"/incidents/{incident.id}/", INCIDENT_READY_JS),
+        Page("objectives", "/slos/"),
+        Page("objective", f"/slos/{objective.id}/", OBJECTIVE_READY_JS),
+        Page("SLA report", f"/slos/{objective.id}/report"),
     ]
+
+
+def _objective(targets, regions, now: datetime):
+    """An objective over both targets, counted (as slo_rebuild leaves it), with hour counts in every region over
+    the last day, some bad: its page draws both charts and its tables have rows."""
+    from probes.models import ServiceLevelObjective
+
+    objective = ServiceLevelObjectiveFactory(name="Chat within 800 ms", targets=targets, objective_percent=99.0)
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    ServiceLevelObjective.objects.filter(pk=objective.pk).update(
+        counted_condition=objective.condition_fingerprint(), exact_since=hour - timedelta(days=2)
+    )
+    for back in range(24):
+        for n, region in enumerate(regions):
+            for target in targets:
+                SLOHourCountFactory(
+                    objective=objective,
+                    target=target,
+                    region=region,
+                    hour=hour - timedelta(hours=back),
+                    good=60,
+                    degraded=3,
+                    bad=(back + n) % 3,
+                    bad_minutes=(1 << ((back + n) % 3)) - 1,
+                )
+    return objective
 
 
 def _incidents(target, regions, now: datetime):

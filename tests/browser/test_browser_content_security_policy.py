@@ -1,6 +1,7 @@
 """Every page works under its Content-Security-Policy in headless Chromium, and names are text on the map.
 
-For each page (login, overview, a region, a target, the incidents list, the admin's index, a target's change
+For each page (login, overview, a region, a target, the incidents list, the objectives, an objective with its
+charts and its SLA report, the admin's index, a target's change
 form and the alert rule add form; the incident page has a test of its own,
 test_browser_incident_page_draws_its_charts_and_acknowledges.py) the test
 collects `securitypolicyviolation` events (an init script listens from the first byte of every document) and
@@ -17,7 +18,9 @@ import pytest
 
 from devtools.harness import login
 from tests.browser.conftest import snap
+from tests.browser.pages import OBJECTIVE_READY_JS
 from tests.browser.test_browser_live_dashboard import DATA_REGIONS, _measurement_fields
+from tests.factories import ServiceLevelObjectiveFactory, SLOHourCountFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
@@ -46,7 +49,7 @@ MAP_LINKS_JS = """() => Array.from(document.querySelectorAll('#map a')).map(
 def site(transactional_db):
     from django.contrib.auth import get_user_model
 
-    from probes.models import Measurement, Probe, Region, Target
+    from probes.models import Measurement, Probe, Region, ServiceLevelObjective, Target
 
     Region.objects.all().delete()
     regions = {
@@ -81,7 +84,18 @@ def site(transactional_db):
         for i in range(12)
     )
     get_user_model().objects.create_superuser("boss", "boss@example.com", PASSWORD)
-    return {"target": target, "region": next(iter(regions.values()))}
+    # An objective with a day of hour counts: its page draws its two charts.
+    objective = ServiceLevelObjectiveFactory(targets=[target])
+    hour = now.replace(minute=0, second=0)
+    ServiceLevelObjective.objects.filter(pk=objective.pk).update(
+        counted_condition=objective.condition_fingerprint(), exact_since=hour - timedelta(days=2)
+    )
+    for back in range(24):
+        for region in regions.values():
+            SLOHourCountFactory(
+                objective=objective, target=target, region=region, hour=hour - timedelta(hours=back), bad=back % 2
+            )
+    return {"target": target, "region": next(iter(regions.values())), "objective": objective}
 
 
 def visit(page, url: str, ready=None) -> list[str]:
@@ -124,6 +138,10 @@ def test_every_page_runs_under_the_policy_and_the_charts_draw(site, asgi_server,
     problems += visit(page, f"{origin}/regions/{site['region'].slug}/")
     problems += visit(page, f"{origin}/targets/{target_id}/")
     problems += visit(page, f"{origin}/incidents/")
+    objective = site["objective"]
+    problems += visit(page, f"{origin}/slos/")
+    problems += visit(page, f"{origin}/slos/{objective.id}/", ready=OBJECTIVE_READY_JS)
+    problems += visit(page, f"{origin}/slos/{objective.id}/report")
     problems += visit(page, f"{origin}/admin/probes/alertrule/add/")
     problems += visit(page, f"{origin}/admin/")
     problems += visit(page, f"{origin}/admin/probes/target/{target_id}/change/")

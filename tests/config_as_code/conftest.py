@@ -10,12 +10,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from devtools.demo_seed import demo_regions, seed
-from probes.models import AlertRule, NotificationChannel, Probe, Region, Target
+from probes.models import AlertRule, ModelGroup, NotificationChannel, Probe, Region, ServiceLevelObjective, Target
 from tests.factories import (
     AlertRuleFactory,
+    ModelGroupFactory,
     NotificationChannelFactory,
     ProbeFactory,
     RegionFactory,
+    ServiceLevelObjectiveFactory,
     TargetFactory,
 )
 
@@ -44,11 +46,14 @@ def export_text(tmp_path: Path, name: str = "atlas.yaml") -> Path:
 
 
 def counts() -> dict[str, int]:
-    return {model.__name__: model.objects.count() for model in (Region, Target, NotificationChannel, Probe, AlertRule)}
+    kinds = (Region, Target, NotificationChannel, Probe, AlertRule, ModelGroup, ServiceLevelObjective)
+    return {model.__name__: model.objects.count() for model in kinds}
 
 
 def empty_the_configuration() -> None:
     """What a freshly created database holds of the configuration: nothing (the seeded regions removed too)."""
+    ServiceLevelObjective.objects.all().delete()
+    ModelGroup.objects.all().delete()
     AlertRule.objects.all().delete()
     Probe.objects.all().delete()
     NotificationChannel.objects.all().delete()
@@ -60,7 +65,9 @@ def empty_the_configuration() -> None:
 def configured(db, monkeypatch):
     """The demo's targets and probes from every seeded region, and beside them one of each thing the demo has
     not: a target with headers, a key variable, a CA bundle and HTTP/2; a Gemini target whose URL names the
-    model; a probe from two new regions; a channel whose URL came from the environment; rules of both kinds."""
+    model; a probe from two new regions; a channel whose URL came from the environment; rules of both kinds;
+    a model group of two targets and an empty one; an objective over targets from two regions with every
+    threshold, and one over the group for a mix of users."""
     monkeypatch.setenv("ATLAS_ONCALL_URL", ONCALL_URL)
     seed("http://127.0.0.1:9", demo_regions())
     lagos, tokyo = RegionFactory(slug="zz-lagos-2", name="Lagos 2"), RegionFactory(slug="zz-tokyo-2", name="Tokyo 2")
@@ -98,4 +105,25 @@ def configured(db, monkeypatch):
         threshold_percent=20.0,
         min_regions_percent=50.0,
         channels=[oncall],
+    )
+    fast = ModelGroupFactory(name="fast models", targets=[gemini, claude])
+    ModelGroupFactory(name="nothing yet", targets=[])
+    ServiceLevelObjectiveFactory(
+        name="claude chat",
+        targets=[claude, gemini],
+        regions=[lagos, tokyo],
+        ttft_threshold_ms=800.0,
+        tpot_threshold_ms=40.0,
+        total_threshold_ms=5000.0,
+        degraded_ttft_threshold_ms=500.5,
+        objective_percent="99.95",
+        window="calendar_month",
+        exclude_silences=False,
+        channels=[oncall],
+    )
+    ServiceLevelObjectiveFactory(
+        name="fast models for our users",
+        model_group=fast,
+        mix={"zz-lagos-2": 60, "zz-tokyo-2": 40},
+        enabled=False,
     )

@@ -26,7 +26,17 @@ def test_the_round_trip_gives_the_same_file(configured, tmp_path):
 def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
     document = yaml.safe_load(export_text(tmp_path).read_text())
 
-    assert list(document) == ["version", "regions", "targets", "channels", "probes", "alert_rules"]
+    assert list(document) == [
+        "version",
+        "regions",
+        "targets",
+        "channels",
+        "probes",
+        "alert_rules",
+        "model_groups",
+        "objectives",
+    ]
+    assert {"name": "fast models", "targets": ["claude-eu", "gemini-flash"]} in document["model_groups"]
     probe = next(p for p in document["probes"] if p["name"] == "warm")
     assert probe["target"] == "claude-eu"
     assert probe["regions"] == ["zz-lagos-2", "zz-tokyo-2"]
@@ -37,6 +47,40 @@ def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
         ["oncall"],
     )
     assert next(r for r in document["alert_rules"] if r["name"] == "errors anywhere")["target"] is None
+    assert document["objectives"] == [
+        {
+            "name": "claude chat",
+            "enabled": True,
+            "targets": ["claude-eu", "gemini-flash"],
+            "model_group": None,
+            "regions": ["zz-lagos-2", "zz-tokyo-2"],
+            "mix": {},
+            "ttft_threshold_ms": 800.0,
+            "tpot_threshold_ms": 40.0,
+            "total_threshold_ms": 5000.0,
+            "degraded_ttft_threshold_ms": 500.5,
+            "objective_percent": 99.95,
+            "window": "calendar_month",
+            "exclude_silences": False,
+            "channels": ["oncall"],
+        },
+        {
+            "name": "fast models for our users",
+            "enabled": False,
+            "targets": [],
+            "model_group": "fast models",
+            "regions": [],
+            "mix": {"zz-lagos-2": 60.0, "zz-tokyo-2": 40.0},
+            "ttft_threshold_ms": 800.0,
+            "tpot_threshold_ms": None,
+            "total_threshold_ms": None,
+            "degraded_ttft_threshold_ms": None,
+            "objective_percent": 99.0,
+            "window": "rolling_30d",
+            "exclude_silences": True,
+            "channels": [],
+        },
+    ]
     for section in document.values():
         for item in section if isinstance(section, list) else []:
             assert "id" not in item and "pk" not in item
@@ -62,6 +106,6 @@ def test_the_documented_example_applies_and_exports_as_written(db, tmp_path, mon
     assert run.error == ""
     exported = yaml.safe_load(export_text(tmp_path).read_text())
     written = yaml.safe_load(example)
-    for section_name in ("targets", "channels", "probes", "alert_rules"):
+    for section_name in ("targets", "channels", "probes", "alert_rules", "model_groups", "objectives"):
         assert exported[section_name] == written[section_name]
     assert next(r for r in exported["regions"] if r["slug"] == "eu-frankfurt") == written["regions"][0]

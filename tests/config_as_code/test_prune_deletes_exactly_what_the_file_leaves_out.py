@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import yaml
 
-from probes.models import AlertRule, NotificationChannel, Probe, Region, RegionKey, Target
+from probes.models import (
+    AlertRule,
+    ModelGroup,
+    NotificationChannel,
+    Probe,
+    Region,
+    RegionKey,
+    ServiceLevelObjective,
+    Target,
+)
 from tests.config_as_code.conftest import atlas, export_text
 from tests.factories import RegionKeyFactory
 
@@ -22,6 +31,10 @@ def _keys():
 
 def test_prune_deletes_what_the_copy_omits_and_nothing_else(configured, tmp_path):
     RegionKeyFactory(region=Region.objects.get(slug="zz-tokyo-2"))
+    # A group naming the target the copy deletes would refuse the prune (tested below): here no group does.
+    ModelGroup.objects.get(name="fast models").targets.remove(Target.objects.get(name="claude-eu"))
+    # Nor any objective (test_objectives_are_applied_by_name_and_refused_naming_their_field).
+    ServiceLevelObjective.objects.all().delete()
     original = export_text(tmp_path)
     document = yaml.safe_load(original.read_text())
     document["alert_rules"] = [r for r in document["alert_rules"] if r["name"] != "claude slow"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 from devtools import embedded
 from tests.support import ROOT, wait_for
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = pytest.mark.timeout(480)
 
 
 def _processes_mentioning(text: str) -> list[tuple[int, str]]:
@@ -94,17 +95,29 @@ def test_demo_starts_measures_and_stops_cleanly(tmp_path):
     started = time.monotonic()
     proc = _start_demo(state, port, log)
     try:
+        # The start includes the full default history (a week for 5 targets x 15 regions): the one test that loads
+        # it at its real size. The deadline is generous, for a busy machine; the figure is printed.
         manifest = wait_for(
             lambda: (
                 (state / "services.json").exists()
                 and "children" in json.loads((state / "services.json").read_text())
                 and json.loads((state / "services.json").read_text())
             ),
-            timeout=60,
+            timeout=240,
             interval=0.3,
             message=f"the demo to start (see {log})",
         )
-        assert "login: admin / " in log.read_text()
+        print(f"ready {time.monotonic() - started:.1f} s after start")
+        output = log.read_text()
+        assert "login: admin / " in output
+        history = re.search(r"\[ok\] history: (\d+) calls \((\d+) target x region series", output)
+        assert history, output
+        calls, series = int(history[1]), int(history[2])
+        assert series == 5 * 15
+        # A call every 2 minutes for 7 days, every series.
+        assert calls == pytest.approx(series * 7 * 24 * 30, abs=2 * series)
+        assert "2 incidents recorded by the alert evaluator" in output
+        assert "live incident: Demo Gemini-style (GCP europe-west3) answers slowly for eu-frankfurt" in output
         # services.json names every URL, the mock server's too, and it answers there.
         assert manifest["mockllm_url"] == f"http://localhost:{mock_port}"
         with urllib.request.urlopen(f"{manifest['mockllm_url']}/health", timeout=10) as answer:

@@ -1,6 +1,6 @@
 """regions.csv through the rollups is one statement streamed with COPY; its bytes are those of the per-bucket
 Python writer it replaced (devtools/regions_csv_reference.py: read_window per bucket, csv.writer), on random rows
-read from daily rollups, hourly rollups with and without stored percentile cells, and raw rows at once: whole
+read from hourly rollups with and without stored percentile cells, and raw rows at once: whole
 marked days, a day with unmarked hours (read from their rollups up to their cut), an hour written into after its
 rollup (its rollups plus the row above the cut), a day never rolled up, partial buckets at both
 edges, several probes of one target in a region, values on bucket edges and out of the layout's range, missing
@@ -78,7 +78,7 @@ def world(make_region, make_target, make_probe):
                 )  # fmt: skip
                 at += timedelta(seconds=rng.randrange(300, 1500))
     Measurement.objects.bulk_create(made)
-    # Day 0 and day 1 rolled up (day 0 complete: read from its daily rollups), then day 1 loses three marks
+    # Day 0 and day 1 rolled up (day 0 complete: every hour marked), then day 1 loses three marks
     # and gets a late row in another hour (unmarked by it, read raw); day 2 never rolled up.
     rebuild_range(DAY0, DAY0 + timedelta(days=2))
     RollupHour.objects.filter(hour__in=[DAY0 + timedelta(days=1, hours=h) for h in (5, 6, 9)]).delete()

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from probes.models import RollupHour
-from probes.readings.plan import coverage, marks
+from probes.readings.plan import complete_days, coverage, marks
 
 pytestmark = pytest.mark.django_db
 
@@ -27,9 +27,9 @@ def test_the_marks_are_the_ones_the_orm_reads() -> None:
     assert read == orm and len(read) == 30
     assert [read[FIRST + timedelta(hours=h)] for h in range(30)] == built
     assert all(at.utcoffset() == timedelta(0) for pair in read.items() for at in pair)
-    # A day whose 24 hours are marked is planned as that day; the fingerprint writes the build times whole.
+    # A day whose 24 hours are marked is a complete day; the fingerprint writes the build times whole.
     plan = coverage(FIRST, END)
-    assert plan.days == [FIRST] and len(plan.hours) == 6
+    assert len(plan.hours) == 30 and complete_days(plan.hours) == ([FIRST], plan.hours[24:])
     assert plan.built[FIRST + timedelta(hours=29)].isoformat() == built[29].isoformat()
 
 

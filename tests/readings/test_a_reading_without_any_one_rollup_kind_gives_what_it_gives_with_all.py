@@ -5,6 +5,7 @@ read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,22 +19,29 @@ from probes.readings.selection import Selection
 from probes.readings.window import read_window
 from probes.rollups import DAY, HOUR, floor_day, rebuild_range
 from probes.rollups.catalogue import BY_NAME, SWITCHABLE
-from tests.region_rollups.conftest import probes, regions  # noqa: F401
+from tests.factories import RegionFactory
+from tests.region_rollups.conftest import four_probes
 from tests.region_rollups.rows import fill
 from tests.series_rollups.blocks import assert_same
+from tests.support import shared_rows
 
 DAYS = 10
 
 
-@pytest.fixture
-def filled(probes, regions) -> datetime:  # noqa: F811
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def filled(django_db_setup, django_db_blocker) -> Iterator[datetime]:
     """Ten whole days rolled up and the hours since, so a week's window holds complete days, blocks of days, whole
-    hours at its ends and partial hours."""
-    first = floor_day(datetime.now(UTC)) - DAYS * DAY
-    hours = (datetime.now(UTC) - first) // HOUR + 1
-    fill(probes, first, hours, per_hour=1)
-    rebuild_range(first, first + HOUR * hours)
-    return first
+    hours at its ends and partial hours: written once for the module's tests, which only read them."""
+    with shared_rows(django_db_blocker):
+        now = datetime.now(UTC)
+        first = floor_day(now) - DAYS * DAY
+        hours = (now - first) // HOUR + 1
+        fill(four_probes([RegionFactory() for _ in range(3)]), first, hours, per_hour=1)
+        rebuild_range(first, first + HOUR * hours)
+        yield first
 
 
 def reads(since: datetime, until: datetime) -> tuple[dict, set[str]]:
@@ -56,16 +64,16 @@ def reads(since: datetime, until: datetime) -> tuple[dict, set[str]]:
             },
         }
     sql = " ".join(q["sql"] for q in queries.captured_queries)
-    tables = {t for t in ("dailyrollup", "regionrollup", "seriesrollup") if f"probes_{t}" in sql}
+    tables = {t for t in ("regionrollup", "seriesrollup") if f"probes_{t}" in sql}
     return found, tables
 
 
 @pytest.mark.parametrize("name", SWITCHABLE)
-def test_a_reading_without_one_kind_equals_the_reading_with_every_kind(filled, name):
-    until = datetime.now(UTC) - timedelta(minutes=7)
+def test_a_reading_without_one_kind_equals_the_reading_with_every_kind(filled, now, name):
+    until = now - timedelta(minutes=7)
     since = until - 7 * DAY - timedelta(minutes=23)
     with_all, tables = reads(since, until)
-    assert {"dailyrollup", "regionrollup", "seriesrollup"} <= tables, "every kind read: the test would prove nothing"
+    assert {"regionrollup", "seriesrollup"} <= tables, "every kind read: the test would prove nothing"
     with override_settings(LATENCY_ROLLUPS_OFF=(name,)):
         without, tables_without = reads(since, until)
     model = BY_NAME[name].model.lower()
@@ -80,8 +88,8 @@ def test_a_reading_without_one_kind_equals_the_reading_with_every_kind(filled, n
             assert with_all[read], "an empty series would prove nothing"
 
 
-def test_with_both_kinds_of_series_blocks_off_no_series_block_is_read(filled):
-    until = datetime.now(UTC) - timedelta(minutes=7)
+def test_with_both_kinds_of_series_blocks_off_no_series_block_is_read(filled, now):
+    until = now - timedelta(minutes=7)
     with override_settings(LATENCY_ROLLUPS_OFF=("series_days", "series_hours")):
         _, tables = reads(until - 7 * DAY, until)
     assert "seriesrollup" not in tables

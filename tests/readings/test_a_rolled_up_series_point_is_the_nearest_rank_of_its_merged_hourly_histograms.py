@@ -7,7 +7,7 @@ rollup blocks)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -18,14 +18,28 @@ from probes.metrics import PERCENTILES
 from probes.models import HourlyRollup
 from probes.readings.cache import merge_cache
 from probes.rollups import HOUR, floor_hour, rebuild_range
-from tests.factories import spread_measurements
+from tests.factories import ProbeFactory, RegionFactory, spread_measurements
+from tests.support import shared_rows
+
+pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def probes(make_probe, make_region):
-    regions = [make_region(), make_region()]
-    first = make_probe(regions=regions)
-    return [first, make_probe(regions=regions)]
+@pytest.fixture(scope="module")
+def probes(django_db_setup, django_db_blocker):
+    """Two probes in two regions with a week of rows, rolled up: written once for the module, whose tests only
+    read them."""
+    with shared_rows(django_db_blocker):
+        now = datetime.now(UTC)
+        regions = [RegionFactory(), RegionFactory()]
+        first = ProbeFactory(regions=regions)
+        probes = [first, ProbeFactory(regions=regions)]
+        since = floor_hour(now) - timedelta(days=7)
+        for i, probe in enumerate(probes):
+            for j, region in enumerate(probe.regions.all()):
+                # Medians apart, so a bucket's merge is not one bump: its ranks fall in different hours' keys.
+                spread_measurements(probe, region, since, now, 700, seed=10 * i + j, median=150.0 * (1 + i + j))
+        rebuild_range(since, floor_hour(now))
+        yield probes
 
 
 def merged_hours(start, size, *, region_slug: str, target_id: int | None) -> Histogram:
@@ -38,12 +52,6 @@ def merged_hours(start, size, *, region_slug: str, target_id: int | None) -> His
 @pytest.mark.parametrize("percentile", sorted(PERCENTILES))
 @pytest.mark.parametrize("every_target", [False, True])
 def test_each_rolled_up_point_is_the_nearest_rank_of_its_merged_hours(probes, now, percentile, every_target):
-    since = floor_hour(now) - timedelta(days=7)
-    for i, probe in enumerate(probes):
-        for j, region in enumerate(probe.regions.all()):
-            # Medians apart, so a bucket's merge is not one bump: its ranks fall in different hours' keys.
-            spread_measurements(probe, region, since, now, 700, seed=10 * i + j, median=150.0 * (1 + i + j))
-    rebuild_range(since, floor_hour(now))
     params = {"window": ["7d"], "percentile": [percentile]}
     if not every_target:
         params["target"] = [str(probes[0].target_id)]

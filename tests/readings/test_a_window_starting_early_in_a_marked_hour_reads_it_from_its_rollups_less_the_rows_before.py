@@ -96,7 +96,7 @@ def test_a_series_first_bucket_is_its_hour_less_the_rows_before_the_window(make_
     first = current - 24 * HOUR
     since = first + timedelta(minutes=12, seconds=30)
     f = Selection(since=since, until=current, window="24h", target_ids=[] if every else [probe.target_id])
-    assert coverage(f.since, f.until, daily=False, head=True).minus == [(first, since)]
+    assert coverage(f.since, f.until, head=True).minus == [(first, since)]
     merge_cache.clear()
 
     points = {(p["region"], p["bucket_start"]): p for p in readings.series(f)}

@@ -12,7 +12,7 @@ import pytest
 
 from probes import ingest, metrics
 from probes.engine.result import Measurement as EngineMeasurement
-from probes.models import DailyRollup, HourlyRollup, Measurement
+from probes.models import HourlyRollup, Measurement, RegionRollup, SeriesRollup
 
 
 def test_every_field_of_the_engines_result_is_stored_or_ignored_with_a_reason():
@@ -34,7 +34,7 @@ def test_every_metric_has_its_column_and_every_histogram_metric_its_rollup_field
     for m in metrics.METRICS:
         assert m.column in stored, m.name
         assert m.column in ingest.COLUMNS, m.name
-    for model in (HourlyRollup, DailyRollup):
+    for model in (HourlyRollup, RegionRollup, SeriesRollup):
         fields = {f.name for f in model._meta.get_fields()}
         assert {m.rollup_field for m in metrics.HISTOGRAM} <= fields, model.__name__
         # A histogram field the registry does not know would never be filled.

@@ -20,7 +20,7 @@ from probes.histogram import exact_percentile
 from probes.ingest import store
 from probes.models import Measurement, RollupHour
 from probes.readings import BadParameter, Selection
-from probes.readings.plan import coverage
+from probes.readings.plan import complete_days, coverage
 from probes.rollups import HOUR, floor_hour, rebuild_range
 from tests.factories import spread_measurements
 
@@ -184,8 +184,8 @@ def test_merged_rollups_are_reused_until_one_of_their_hours_is_rebuilt(probe, re
         assert [read(f) for read in readers] == answers
     # Complete days and loose hours are merged apart; the time series merges
     # its hour-sized buckets in one query.
-    plan = coverage(f.since, f.until)
-    assert plan.days and plan.hours
+    days, hours = complete_days(coverage(f.since, f.until).hours)
+    assert days and hours
     assert merges(first) == 2 * (len(readers) - 1) + 1
     assert merges(again) == 0
 

@@ -1,4 +1,4 @@
-"""Tokens per second over thirty days, read from daily and hourly rollups,
+"""Tokens per second over thirty days, read from rollups of complete days and hours,
 has the same figures as any latency: p50, p95 and the chosen percentile on
 the map, the table, the ranking, the distribution and the time series, each
 within one histogram bucket of the exact value of the raw rows."""
@@ -13,7 +13,7 @@ from latency.forms import dashboard_filters
 from probes import readings
 from probes.histogram import exact_percentile
 from probes.models import Measurement
-from probes.readings.plan import coverage
+from probes.readings.plan import complete_days, coverage
 from probes.rollups import floor_hour, rebuild_range
 from tests.factories import spread_measurements
 
@@ -34,7 +34,7 @@ def test_tokens_per_second_percentiles_exist_over_thirty_days(probe, now):
     f = dashboard_filters(
         {"target": [str(probe.target_id)], "window": ["30d"], "metric": ["tokens_per_s"], "percentile": ["p90"]}, now
     )
-    assert coverage(f.since, f.until).days  # read from daily rollups, not raw rows
+    assert complete_days(coverage(f.since, f.until).hours)[0]  # complete days read from rollups, not raw rows
     rows = Measurement.objects.filter(region=region, started_at__gte=f.since, started_at__lt=f.until)
     exact = [v for v in rows.values_list("tokens_per_s", flat=True) if v is not None]
 

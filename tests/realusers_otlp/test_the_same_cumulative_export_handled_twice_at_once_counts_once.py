@@ -55,7 +55,10 @@ def _twice_at_once(source, request) -> None:
 
 
 def test_two_threads_storing_one_export_count_its_calls_once(source):
-    start = time.time_ns() - 60_000_000_000
+    # Both points in one past hour (ten minutes into the last one), so one rollup row holds them whatever the
+    # minute the test runs at.
+    hour_ns = (time.time_ns() // 3_600_000_000_000 - 1) * 3_600_000_000_000
+    start = hour_ns + 600_000_000_000
     _twice_at_once(source, _cumulative(4, start, start + 30_000_000_000))  # a stream not seen before
     [rollup] = ObservationRollup.objects.all()
     assert (rollup.host, rollup.model, rollup.samples) == ("api.openai.com", "gpt-4o", 4)

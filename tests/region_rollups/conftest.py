@@ -10,14 +10,20 @@ def regions(make_region):
     return [make_region(), make_region(), make_region()]
 
 
-@pytest.fixture
-def probes(make_probe, regions):
+def four_probes(regions):
     """Four probes of three targets (two probes share the first), from
     overlapping sets of regions."""
-    first = make_probe(regions=regions)
+    from tests.factories import ProbeFactory
+
+    first = ProbeFactory(regions=regions)
     return [
         first,
-        make_probe(target=first.target, regions=regions[:2]),
-        make_probe(regions=regions[1:]),
-        make_probe(regions=regions),
+        ProbeFactory(target=first.target, regions=regions[:2]),
+        ProbeFactory(regions=regions[1:]),
+        ProbeFactory(regions=regions),
     ]
+
+
+@pytest.fixture
+def probes(db, regions):
+    return four_probes(regions)

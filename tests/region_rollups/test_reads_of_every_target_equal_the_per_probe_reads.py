@@ -1,7 +1,7 @@
 """A reading of every target grouped by region comes from region rollups
 (the ladder of 1 h to 7 d blocks), and it equals the reading of the same
-targets named one by one, which merges every probe's hourly and daily
-rollups: for every metric, over windows with partial edge hours, with an
+targets named one by one, which merges every probe's hourly rollups and
+series blocks: for every metric, over windows with partial edge hours, with an
 unmarked hour, a re-pointed probe, a late row and pruned blocks."""
 
 from __future__ import annotations

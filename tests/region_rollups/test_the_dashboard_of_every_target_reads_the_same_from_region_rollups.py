@@ -6,7 +6,7 @@ merge every probe's rollups."""
 from __future__ import annotations
 
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +17,12 @@ from probes.readings.cache import merge_cache
 from probes.readings.rollup import region_series
 from probes.readings.selection import METRIC_CHOICES
 from probes.rollups import DAY, HOUR, floor_hour, rebuild_range
+from tests.factories import RegionFactory
+from tests.region_rollups.conftest import four_probes
 from tests.region_rollups.rows import fill
+from tests.support import shared_rows
+
+pytestmark = pytest.mark.django_db
 
 
 def both(now, **params):
@@ -34,14 +39,18 @@ def read(fn, f):
     return fn(f)
 
 
-@pytest.fixture
-def filled(probes, now):
-    start = floor_hour(now) - 9 * DAY - 5 * HOUR
-    fill(probes, start, 9 * 24 + 5, per_hour=1)
-    rebuild_range(start, floor_hour(now))
-    # One hour left unmarked in the middle, as after a late row.
-    RollupHour.objects.filter(hour=floor_hour(now) - 4 * DAY - 7 * HOUR).delete()
-    return probes
+@pytest.fixture(scope="module")
+def filled(django_db_setup, django_db_blocker):
+    """Nine days of rows, rolled up, that every test of the module only reads: written once (shared_rows)."""
+    with shared_rows(django_db_blocker):
+        now = datetime.now(UTC)
+        probes = four_probes([RegionFactory() for _ in range(3)])
+        start = floor_hour(now) - 9 * DAY - 5 * HOUR
+        fill(probes, start, 9 * 24 + 5, per_hour=1)
+        rebuild_range(start, floor_hour(now))
+        # One hour left unmarked in the middle, as after a late row.
+        RollupHour.objects.filter(hour=floor_hour(now) - 4 * DAY - 7 * HOUR).delete()
+        yield probes
 
 
 @pytest.mark.parametrize("window", ["7d", "30d"])

@@ -1,6 +1,6 @@
 """rebuild_range with workers builds days side by side on connections of
-their own: the rollups, daily rows and marks are those of one connection
-building day after day."""
+their own: the rollups and marks are those of one connection building day
+after day."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from devtools.rollup_reference import reference_rollups, stored_rollups
-from probes.models import DailyRollup, RollupHour
+from probes.models import RollupHour
 from probes.rollups import DAY, HOUR, floor_day, rebuild_range
 from tests.rollups_sql.test_hourly_rollups_built_in_sql_equal_the_python_builders import fill
 
@@ -29,4 +29,3 @@ def test_three_days_built_two_at_a_time_equal_the_python_builders(make_probe, ma
 
     assert stored_rollups(first, first + 3 * DAY) == expected
     assert RollupHour.objects.filter(hour__gte=first, hour__lt=first + 3 * DAY).count() == 72
-    assert DailyRollup.objects.filter(day__gte=first, day__lt=first + 3 * DAY).count() == 3 * 2

@@ -17,9 +17,9 @@ from django.db import connection
 from devtools.rollup_reference import reference_rollups, stored_rollups
 from probes.histogram import _EDGES, MAX_VALUE, MIN_VALUE
 from probes.metrics import HISTOGRAM
-from probes.models import DailyRollup, HourlyRollup, Measurement, RollupHour
+from probes.models import HourlyRollup, Measurement, RollupHour
 from probes.packed import pack
-from probes.rollups import DAY, HOUR, floor_day, rebuild_day, rebuild_hour, rebuild_range
+from probes.rollups import DAY, HOUR, floor_day, rebuild_hour, rebuild_range
 from tests.factories import MeasurementFactory
 
 pytestmark = pytest.mark.django_db
@@ -73,7 +73,7 @@ def test_sql_rollups_of_random_edge_and_null_values_equal_the_python_builders(ma
     fill(probes, regions, hours, rng, per_hour=40)
 
     # Re-pointed at another target at half past: the hour's rollup is the
-    # latest row's target's, as the daily merge is the latest hour's.
+    # latest row's target's, as a block merged from hours is the latest hour's.
     moved, region, hour = probes[0], regions[1], day + 4 * HOUR
     other = make_target()
     Measurement.objects.filter(
@@ -115,10 +115,6 @@ def test_an_hour_of_rows_without_any_timing_stores_empty_histograms_like_the_pyt
     assert expected[(probe.id, region.id, hour)]["ttft_hist"] == {}
     assert expected[(probe.id, region.id, hour)]["outcomes"] == {"timeout": 1}
     assert RollupHour.objects.filter(hour=hour).exists()
-    # Its day is not complete (one hour of 24), so merged by hand.
-    rebuild_day(floor_day(hour))
-    (daily,) = DailyRollup.objects.filter(day=floor_day(hour))
-    assert (daily.samples, daily.errors, daily.ttft_hist) == (1, 1, {})
 
 
 def _a_past_day() -> datetime:

@@ -1,6 +1,6 @@
 """What the series rollup tests share: the stored blocks of days and their
 marks (the blocks inside a day have tests of their own), the merge of the
-daily rollups a block should hold, and the window reads the tests compare
+hourly rollups a block should hold, and the window reads the tests compare
 with and without the blocks' marks, before and after a late row."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from probes.engine.result import Measurement as EngineResult
 from probes.histogram import Histogram
 from probes.ingest import store
 from probes.metrics import HISTOGRAM_NAMES
-from probes.models import DailyRollup, SeriesBlockMark, SeriesRollup
+from probes.models import HourlyRollup, SeriesBlockMark, SeriesRollup
 from probes.readings.cache import merge_cache
 from probes.readings.window import read_window
 from probes.rollups import HOUR
@@ -36,26 +36,27 @@ def marks() -> set[tuple[int, datetime]]:
     return set(SeriesBlockMark.objects.filter(span_hours__in=SERIES_GRAINS).values_list("span_hours", "start"))
 
 
-def merge_of_days(probe: int, region: int, target: int, start: datetime, span: int) -> dict:
-    days = DailyRollup.objects.filter(
-        probe=probe, region=region, target=target, day__gte=start, day__lt=start + HOUR * span
+def merge_of_hours(probe: int, region: int, target: int, start: datetime, span: int) -> dict:
+    """The merge, in Python, of the hourly rollups of a series over a block's hours."""
+    hours = HourlyRollup.objects.filter(
+        probe=probe, region=region, target=target, hour__gte=start, hour__lt=start + HOUR * span
     )
     merged: dict = {"samples": 0, "errors": 0, "outcomes": {}}
     hists = {column: Histogram() for column in JSON_COLUMNS[1:]}
-    for day in days:
-        merged["samples"] += day.samples
-        merged["errors"] += day.errors
-        for outcome, n in day.outcomes.items():
+    for hour in hours:
+        merged["samples"] += hour.samples
+        merged["errors"] += hour.errors
+        for outcome, n in hour.outcomes.items():
             merged["outcomes"][outcome] = merged["outcomes"].get(outcome, 0) + n
         for column in hists:
-            hists[column].merge(Histogram.from_sparse(getattr(day, column)))
+            hists[column].merge(Histogram.from_sparse(getattr(hour, column)))
     return merged | hists
 
 
-def assert_blocks_merge_their_days(found: dict[tuple, dict]) -> None:
+def assert_blocks_merge_their_hours(found: dict[tuple, dict]) -> None:
     assert found, "no blocks: the comparison would prove nothing"
     for (probe, region, target, span, start), row in found.items():
-        want = merge_of_days(probe, region, target, start, span)
+        want = merge_of_hours(probe, region, target, start, span)
         assert row["samples"] == want["samples"] > 0
         assert row["errors"] == want["errors"]
         assert row["outcomes"] == want["outcomes"]
@@ -77,7 +78,7 @@ def read(since: datetime, until: datetime, probes) -> tuple[dict, bool]:
 
 @contextmanager
 def no_block_marks() -> Iterator[None]:
-    """Every series block's mark gone meanwhile, so reads take daily and hourly rollups only."""
+    """Every series block's mark gone meanwhile, so reads take hourly rollups only."""
     saved = list(SeriesBlockMark.objects.values("span_hours", "start", "built_at"))
     SeriesBlockMark.objects.all().delete()
     try:

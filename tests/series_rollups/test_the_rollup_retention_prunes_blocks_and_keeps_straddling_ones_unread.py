@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from probes.models import SeriesBlockMark, SeriesRollup
-from probes.readings.plan import coverage, series_tiles
+from probes.readings.plan import complete_days, coverage, series_tiles
 from probes.rollups import DAY, HOUR, prune_raw, rebuild_range
 from probes.rollups.periods import SERIES_GRAINS, block_start
 from tests.region_rollups.rows import fill
@@ -34,13 +34,13 @@ def test_blocks_before_the_cut_go_and_a_straddling_one_is_not_read(probes, regio
         assert not SeriesBlockMark.objects.filter(span_hours=span, start=s).exists()
     # The 16-day block holds pruned days: kept, marked, and not read.
     assert SeriesBlockMark.objects.filter(span_hours=SERIES_GRAINS[-1], start=start).exists()
-    tiles, _ = series_tiles(coverage(start, until).days)
+    tiles, _ = series_tiles(complete_days(coverage(start, until).hours)[0])
     assert tiles and all(s >= start + 6 * DAY for _, s in tiles)
     got, _ = read(start, until, probes)
     assert_same(got, read_without_blocks(start, until, probes))
 
     rebuild_range(start, cut)
-    tiles, _ = series_tiles(coverage(start, until).days)
+    tiles, _ = series_tiles(complete_days(coverage(start, until).hours)[0])
     assert tiles == [(SERIES_GRAINS[-1], start)]
     got, used_blocks = read(start, until, probes)
     assert used_blocks

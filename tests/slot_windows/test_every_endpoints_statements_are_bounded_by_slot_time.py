@@ -165,12 +165,18 @@ def test_an_alert_pass_bounds_its_reads(world):
     assert_bounded(seen)
 
 
-def test_the_missed_run_recorder_bounds_its_reads(world, settings):
+@pytest.mark.parametrize("objectives", [False, True], ids=["alone", "counting objectives"])
+def test_the_missed_run_recorder_bounds_its_reads(world, settings, objectives):
+    from tests.factories import ServiceLevelObjectiveFactory
+
     settings.LATENCY_MISSED_LOOKBACK = 3600
+    if objectives:
+        # An enabled objective makes the INSERT a WITH that counts what it recorded (probes.slos.counting).
+        ServiceLevelObjectiveFactory()
     with statements() as seen:
         close_slots(NOW)
     # Its INSERT ... SELECT reads measurements (EXPLAIN without ANALYZE runs nothing).
-    assert_bounded(seen, kinds=("INSERT",))
+    assert_bounded(seen, kinds=("INSERT", "WITH"))
 
 
 def test_the_exports_statements_are_bounded(world):

@@ -49,7 +49,7 @@ def test_the_distribution_axis_title_stays_english_for_english_readers(client, m
 @pytest.mark.django_db
 def test_the_time_axis_phases_and_legend_are_chinese(client, measured):
     timeseries = client.get("/api/timeseries", **CHINESE).json()["figure"]["layout"]
-    assert timeseries["xaxis"]["title"]["text"] == "时间（UTC）"
+    assert timeseries["xaxis"]["title"]["text"] == "时间，UTC"
     phases = client.get("/api/phases", **CHINESE).json()["figure"]
     assert phases["layout"]["xaxis"]["title"]["text"] == "中位时间（ms）；各段为中位数之差"
     assert [trace["name"] for trace in phases["data"]] == [

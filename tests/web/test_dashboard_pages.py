@@ -195,7 +195,8 @@ def test_the_target_page_lists_recent_failures_with_their_outcome_and_error(clie
     assert failures.count("HTTP 503: upstream overloaded, try later") == 2
     assert "HTTPStatusError" in failures
     assert "Lagos" in failures and "London" not in failures
-    assert "(UTC)" in failures
+    # Each time is the UTC instant in a <time> element, which static/js/time.js shows in the reader's zone.
+    assert failures.count(" data-utc>") == 2 and 'Z" data-utc>' in failures
     measurements = html[html.index('id="recent-measurements"') :]
     assert measurements.count('class="outcome ok"') == 18
 

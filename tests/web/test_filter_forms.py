@@ -180,6 +180,8 @@ def test_a_bound_form_keeps_what_was_typed_when_it_is_refused(known):
         "metric": "ttfb",
         "over_time": "lines",
         "layer": "both",
+        "pool": False,
+        "map_target": "",
     }
 
 

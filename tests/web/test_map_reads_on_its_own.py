@@ -59,10 +59,10 @@ def test_the_colour_scale_is_cividis_with_lighter_meaning_better_for_every_metri
     assert throughput.marker.colorbar.title.text == "p90 tokens/s (tok/s)"
 
 
-def test_the_error_ring_is_thin_for_any_error_and_thickest_from_half_failing():
-    widths = [charts._outline_width(rate) for rate in (0.0, 0.01, 0.25, 0.5, 0.9)]
-    assert widths[0] < widths[1] < widths[2] < widths[3] == widths[4]
-    assert charts._outline_color(0.0) != charts.ERROR_OUTLINE == charts._outline_color(0.01)
+def test_the_error_ring_is_thin_from_the_threshold_and_thickest_from_half_failing():
+    widths = [charts._outline_width(rate) for rate in (0.0, 0.01, 0.05, 0.25, 0.5, 0.9)]
+    assert widths[0] == widths[1] < widths[2] < widths[3] < widths[4] == widths[5]
+    assert charts._outline_color(0.01) != charts.ERROR_OUTLINE == charts._outline_color(0.05)
 
 
 def test_the_map_has_no_top_margin_and_its_colour_scale_lies_under_it_leaving_it_the_whole_width():
@@ -95,7 +95,7 @@ def test_the_overview_shows_a_legend_for_every_mark_of_the_map(signed_in, make_r
     assert entries == [
         "Colour: the chosen percentile of the metric, lighter is better (scale under the map)",
         "Size: samples in the window",
-        "Red ring: errors (thin: any, thick: 50 % or more)",
+        "Red ring: 5 % or more of calls failed (thicker up to 50 % or more)",
         "Grey: no data in this window",
         "Hollow grey ring: dark region, no worker heard lately (hover for since when)",
         "Amber ring: stale region, its workers are late",

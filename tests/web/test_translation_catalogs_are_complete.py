@@ -16,8 +16,9 @@ DOMAINS = ("django", "djangojs")
 
 
 def entries(po: Path) -> list[dict]:
-    """The .po's entries: msgid, msgid_plural, msgstr(s) and flags (a reader of the format's subset makemessages
-    writes: no msgctxt or obsolete entries here)."""
+    """The .po's entries: msgctxt (a word with two meanings: a theme's "dark" is not a region's), msgid,
+    msgid_plural, msgstr(s) and flags (a reader of the format's subset makemessages writes: no obsolete entries
+    here)."""
     found = []
     text = po.read_text(encoding="utf-8")
     for block in re.split(r"\n\s*\n", text):
@@ -29,7 +30,7 @@ def entries(po: Path) -> list[dict]:
                 flags += [flag.strip() for flag in line[2:].split(",")]
             elif line.startswith("#~"):
                 raise AssertionError(f"obsolete entry left in {po.name}: {line}")
-            elif match := re.match(r'^(msgid_plural|msgid|msgstr(?:\[\d+\])?) (".*")$', line):
+            elif match := re.match(r'^(msgctxt|msgid_plural|msgid|msgstr(?:\[\d+\])?) (".*")$', line):
                 key = match.group(1)
                 fields[key] = [ast.literal_eval(match.group(2))]
             elif line.startswith('"') and key:
@@ -60,6 +61,8 @@ def test_the_compiled_catalog_says_what_the_po_says(domain):
         if "msgid_plural" in entry:
             got = catalog.ngettext(entry["msgid"], entry["msgid_plural"], 1)
             wanted = entry["msgstr[0]"]
+        elif "msgctxt" in entry:
+            got, wanted = catalog.pgettext(entry["msgctxt"], entry["msgid"]), entry["msgstr"]
         else:
             got, wanted = catalog.gettext(entry["msgid"]), entry["msgstr"]
         if got != wanted:

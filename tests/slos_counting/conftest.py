@@ -1,0 +1,44 @@
+"""Objectives counted through the real paths: measurements stored by ingest's own code from sealed messages
+(probes.ingest.ingest_messages), missed runs by the missed-run pass (probes.fleet.missed.close_slots), recounts by
+probes.slos.rebuild.
+
+- `ingest(probe, region, calls)`: store [(slot, result fields)] as one region worker's message; rows stored.
+- `counts(objective)`: {field: total} of the objective's hour counts.
+- `current(objective)`: rebuild it (no raw rows yet: nothing to count) so ingest counts it from now on.
+- `hour_ago()`: a whole hour in the past, whose slots are neither ahead nor missed yet.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from django.db.models import Sum
+
+from probes.ingest import ingest_messages
+from tests.factories import measurement_payload, sealed_results
+
+FIELDS = ("good", "degraded", "bad", "missed", "excluded")
+
+
+def ingest(probe, region, calls: list[tuple[datetime, dict]]) -> int:
+    message = sealed_results(region, [measurement_payload(probe, region, slot, **fields) for slot, fields in calls])
+    return ingest_messages([((message,), {}, "ingest")])
+
+
+def counts(objective) -> dict[str, int]:
+    from probes.models import SLOHourCount
+
+    totals = SLOHourCount.objects.filter(objective=objective).aggregate(**{f: Sum(f) for f in FIELDS})
+    return {f: totals[f] or 0 for f in FIELDS}
+
+
+def current(objective):
+    from probes.slos.rebuild import rebuild
+
+    rebuild(objective.id)
+    objective.refresh_from_db()
+    return objective
+
+
+def hour_ago() -> datetime:
+    return datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
