@@ -18,7 +18,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from latency.access import objective_export, objective_page
-from latency.charts import figure_json
 from latency.charts.objectives import burn_down_figure, goodput_figure
 from latency.export_views import bad_parameter
 from latency.slo_forms import MONTH, MONTH_SO_FAR, ReportExportForm, ReportPeriodForm
@@ -127,13 +126,11 @@ def objective(request: HttpRequest, slo_id: int) -> HttpResponse:
     charts = {}
     if row.counting:
         charts = {
-            "burn_down": figure_json(burn_down_figure(slo_history.burn_down(slo_id, now), incidents, window)),
-            # By the day over a long window (a month by the hour is 720 points a region, and building them
-            # costs the page most of its time); the burn-down beside it and the incidents' shading keep the
-            # hours. The current day's goodput is per hour of it so far (probes.readings.slos.goodput).
-            "goodput": figure_json(
-                goodput_figure(slo_history.goodput(slo_id, *window, goodput_bucket(window)), incidents, window)
-            ),
+            "burn_down": burn_down_figure(slo_history.burn_down(slo_id, now), incidents, window),
+            # By the day over a long window (a month by the hour is 720 points a region); the burn-down beside it
+            # and the incidents' shading keep the hours. The current day's goodput is per hour of it so far
+            # (probes.readings.slos.goodput).
+            "goodput": goodput_figure(slo_history.goodput(slo_id, *window, goodput_bucket(window)), incidents, window),
         }
     month_start = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     summary = row_view(row)

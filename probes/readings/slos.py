@@ -368,12 +368,18 @@ def counts_in(
             days.append((label, *whole_days))
         hours.extend((label, a, b) for a, b in whole_hours)
         raw.extend((label, a, b) for a, b in partial)
-    out: dict[Key, Counts] = defaultdict(lambda: ZERO)
+    # Summed as plain integers and made Counts once per key: a month of 20 objectives is thousands of rows.
+    out: dict[Key, list[int]] = {}
 
     def add(rows: Iterable[Sequence[Any]]) -> None:
         for objective_id, label, target_id, region_id, *numbers in rows:
             key = (objective_id, label, target_id, region_id) if by_cell else (objective_id, label)
-            out[key] = out[key] + Counts(*(int(n) for n in numbers))
+            got = out.get(key)
+            if got is None:
+                out[key] = [int(n) for n in numbers]
+            else:
+                for i, n in enumerate(numbers):
+                    got[i] += int(n)
 
     cell = "c.target_id, c.region_id" if by_cell else "NULL::int, NULL::int"
     sums = (
@@ -401,8 +407,9 @@ def counts_in(
                 f"WITH w(label, piece) AS (VALUES {', '.join(['(%s, %s::int)'] * len(in_span))}), "
                 f"a AS (SELECT c.objective_id, c.target_id, c.region_id, width_bucket(c.{column}, %s::timestamptz[]) "
                 f"AS piece, {sums}, {mask} AS mask FROM ({scans}) AS c GROUP BY 1, 2, 3, 4) "
-                f"SELECT a.objective_id, w.label, {cell.replace('c.', 'a.')}, sum(a.good), sum(a.degraded), "
-                "sum(a.bad), sum(a.missed), sum(a.excluded), sum(a.mask) FROM a JOIN w ON w.piece = a.piece "
+                f"SELECT a.objective_id, w.label, {cell.replace('c.', 'a.')}, sum(a.good)::bigint, "
+                "sum(a.degraded)::bigint, sum(a.bad)::bigint, sum(a.missed)::bigint, sum(a.excluded)::bigint, "
+                "sum(a.mask)::bigint FROM a JOIN w ON w.piece = a.piece "
                 "GROUP BY 1, 2, 3, 4",
                 [
                     *(v for row in in_span for v in row),
@@ -413,7 +420,7 @@ def counts_in(
             add(cur.fetchall())
         if raw:
             add(_raw_counts(cur, objective_ids, raw, by_cell))
-    return dict(out)
+    return {key: Counts(*numbers) for key, numbers in out.items()}
 
 
 def _intervals(spans: list[tuple[str, datetime, datetime]]) -> tuple[list[datetime], list[tuple[str, int]]]:

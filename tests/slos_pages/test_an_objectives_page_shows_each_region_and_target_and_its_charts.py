@@ -9,6 +9,7 @@ import json
 import re
 from datetime import timedelta
 
+import plotly.graph_objects as go
 import pytest
 
 from probes.readings.slos import BURN_WINDOWS
@@ -90,6 +91,9 @@ def test_the_charts_come_with_the_page_the_incidents_shaded(signed_in, known):
     assert regions == {r.slug for r in known.regions}
     for fig in (burn_down, goodput):
         assert f"incident-{incident.id}" in {s.get("name") for s in fig["layout"].get("shapes", [])}
+        # The lines are built as plain dicts (latency.charts.figure_json); plotly's schema refuses what it does not
+        # know, so a misnamed property fails here rather than in a browser that ignores it.
+        go.Figure(fig)
     assert f'data-incident="{incident.id}"' in element(html, "section", 'id="slo-incidents"')
     assert "static/js/slo.js" in html and "vendor/plotly/plotly.min.js" in html
 
