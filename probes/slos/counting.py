@@ -43,23 +43,29 @@ def lock_objectives(cur=None) -> bool:
     return any(enabled for (enabled,) in rows)
 
 
-def classified_calls_sql(source: str, which: str = CURRENT, pairs: str | None = None) -> str:
+def classified_calls_sql(source: str, which: str = CURRENT, pairs: str | None = None, *, few: bool = False) -> str:
     """(objective_id, target_id, region_id, hour, minute, cls, n) for each call of `source` (a CTE, table or
     subquery with target_id, region_id, scheduled_for and the classifier's columns) and each objective `which` (a
     condition on alias o) covering it. Coverage is decided once per target x region pair of `pairs` (by default
-    the pairs in `source`), not per call."""
+    the pairs in `source`), not per call. few: `source` is a batch small enough to hold in memory (ingest's
+    stored rows), and each call's silence is judged once, not once per objective covering it; a rebuild's source
+    is every raw row kept and streams instead."""
     from probes.models import ServiceLevelObjective
 
     objectives = ServiceLevelObjective._meta.db_table
     pairs = pairs or f"(SELECT DISTINCT target_id, region_id FROM {source})"
+    # MATERIALIZED: inlined, the planner joins the calls to the objectives first, and then judges each objective's
+    # regions once per call x objective (and, for `few`, each call's silences once per objective covering it).
+    # `source` comes first in the text: its parameters come before `which`'s.
     return (
-        f"(SELECT o.id AS objective_id, s.target_id, s.region_id, date_trunc('hour', s.scheduled_for) AS hour, "
+        f"(WITH s AS {'MATERIALIZED ' if few else ''}(SELECT x.*, {in_silence_sql('x')} AS in_silence "
+        f"FROM {source} x), "
+        # Each covered pair with its objective's row, so the calls join one small table.
+        f"o AS MATERIALIZED (SELECT cv.target_id AS covered_target_id, cv.region_id AS covered_region_id, ob.* "
+        f"FROM ({covering_sql(pairs, which)}) cv JOIN {objectives} ob ON ob.id = cv.objective_id) "
+        f"SELECT o.id AS objective_id, s.target_id, s.region_id, date_trunc('hour', s.scheduled_for) AS hour, "
         f"{MINUTE.format('s')}, {call_class_sql('s', 'o', 's.in_silence')} AS cls, 1 AS n "
-        # Whether a call is in a silence, once a call rather than once for each objective that covers it.
-        f"FROM (SELECT x.*, {in_silence_sql('x')} AS in_silence FROM {source} x) s "
-        f"JOIN ({covering_sql(pairs, which)}) cv "
-        "ON cv.target_id = s.target_id AND cv.region_id = s.region_id "
-        f"JOIN {objectives} o ON o.id = cv.objective_id)"
+        "FROM s JOIN o ON o.covered_target_id = s.target_id AND o.covered_region_id = s.region_id)"
     )
 
 
@@ -84,7 +90,8 @@ def ingest_counts_ctes(stored: str) -> str:
     to every current objective covering them. Only the rows the insert-or-ignore stored: a redelivered slot is
     counted once."""
     return add_counts_ctes(
-        f"SELECT * FROM ({classified_calls_sql(stored)} UNION ALL {replaced_missed_sql(stored)}) AS classified",
+        f"SELECT * FROM ({classified_calls_sql(stored, few=True)} UNION ALL {replaced_missed_sql(stored)}) "
+        "AS classified",
         "slo_counted",
     )
 
