@@ -466,12 +466,14 @@ def _raw_counts(
         ]
         * len(pieces)
     )
+    # The piece's bounds again inside NOT EXISTS: without them the planner probes every day partition's index for
+    # each missed run, and for that cost starts parallel workers, whose start costs more than such a read.
     missed = " UNION ALL ".join(
         [
             f"SELECT mr.target_id, mr.region_id, mr.scheduled_for FROM {t['missed']} mr "
             "WHERE mr.scheduled_for >= %s AND mr.scheduled_for < %s AND NOT EXISTS "
             f"(SELECT 1 FROM {t['measured']} m WHERE m.probe_id = mr.probe_id AND m.region_id = mr.region_id "
-            "AND m.scheduled_for = mr.scheduled_for)"
+            "AND m.scheduled_for = mr.scheduled_for AND m.scheduled_for >= %s AND m.scheduled_for < %s)"
         ]
         * len(pieces)
     )
@@ -496,7 +498,7 @@ def _raw_counts(
     params = [
         *(v for row in in_span for v in row),
         *(v for a, b in pieces for v in (a, b, a - SLOT_EARLY, b + SLOT_LATE)),
-        *(v for a, b in pieces for v in (a, b)),
+        *(v for a, b in pieces for v in (a, b, a, b)),
         list(objective_ids),
         edges,
     ]
