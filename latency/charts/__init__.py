@@ -11,11 +11,11 @@ Here: the shared helpers, the map and the phases. The distribution
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -113,11 +113,29 @@ def with_template(fig: go.Figure) -> go.Figure:
     return fig
 
 
+MARGIN = {"l": 50, "r": 20, "t": 30, "b": 40}
+
+
 def _style(fig: go.Figure, *, margin: dict | None = None, **layout) -> go.Figure:
     """The dashboard's look (template, system fonts, margins) and the figure's own layout."""
     with_template(fig)
-    fig.update_layout(font=FONT, margin=margin or {"l": 50, "r": 20, "t": 30, "b": 40}, **layout)
+    fig.update_layout(font=FONT, margin=margin or MARGIN, **layout)
     return fig
+
+
+@functools.cache
+def template_json() -> dict:
+    """plotly's registered TEMPLATE as plain JSON types, read once: what with_template puts in a layout."""
+    return json.loads(json.dumps(pio.templates[TEMPLATE].to_plotly_json()))
+
+
+def plain_figure_json(data: list[dict], layout: dict) -> dict:
+    """figure_json of a figure given as plain dicts in plotly's JSON schema, styled as _style styles one: for
+    charts whose every property is known when they are drawn (the objective page's), built without plotly's
+    figure objects, which check and copy each property and point. The tests hold them to the schema
+    (go.Figure(figure) refuses what it does not know)."""
+    figure = {"data": data, "layout": {"template": template_json(), "font": FONT, "margin": MARGIN, **layout}}
+    return json.loads(pio.to_json(figure, validate=False))
 
 
 def _fmt(value: float | None, suffix: str = " ms") -> str:
@@ -577,18 +595,8 @@ def phases_figure(rows: list[dict]) -> go.Figure:
     return fig
 
 
-def figure_json(fig: go.Figure, *, traces: Sequence[dict] = ()) -> dict:
+def figure_json(fig: go.Figure) -> dict:
     """The figure as plain JSON types ({"data": [...], "layout": {...}}),
     ready for JsonResponse. Through plotly's own encoder, which writes NaN
-    and infinities as null rather than the bare NaN browsers reject.
-
-    `traces`, drawn first, are plain trace dicts in plotly's JSON schema: a
-    chart of many points builds them so, because plotly checks and copies
-    every point of a trace object, which cost the objective page most of its
-    time. The tests hold them to the schema (go.Figure(figure) refuses what
-    it does not know)."""
-    if not traces:
-        return json.loads(pio.to_json(fig, validate=False))
-    figure = fig.to_plotly_json()
-    figure["data"] = [*traces, *figure["data"]]
-    return json.loads(pio.to_json(figure, validate=False))
+    and infinities as null rather than the bare NaN browsers reject."""
+    return json.loads(pio.to_json(fig, validate=False))

@@ -147,15 +147,14 @@ def timeseries_figure(
 INCIDENT_RED = "rgb(180, 35, 24)"
 
 
-def shade_incidents(
-    fig: go.Figure, incidents: Sequence[IncidentRow], window: tuple[datetime, datetime] | None, *, above=False
-) -> go.Figure:
+def incident_marks(
+    incidents: Sequence[IncidentRow], window: tuple[datetime, datetime] | None, *, above=False
+) -> tuple[list[dict], list[dict], dict]:
     """Each incident's span as a translucent rectangle over the plot's height (above a heatmap, whose cells
     would hide it; below lines), and a line along its top, on an axis of its own, that names it in the legend
-    and the hover. An open incident's span runs to the window's end."""
-    if not incidents:
-        return fig
-    shapes = []
+    and the hover. An open incident's span runs to the window's end. As plain dicts: (shapes, traces, the
+    layout they need), nothing when no incident falls in the window."""
+    shapes, traces = [], []
     for incident in incidents:
         start, end = incident.started_at, incident.resolved_at or (window[1] if window else incident.started_at)
         if window is not None:
@@ -169,32 +168,45 @@ def shade_incidents(
              "layer": "above" if above else "below", "name": f"incident-{incident.id}"}
         )  # fmt: skip
         regions = incident.region_names or _("all regions")
-        fig.add_trace(
-            go.Scatter(
-                x=[x0, x1],
-                y=[1, 1],
-                yaxis="y2",
-                mode="lines",
-                line={"color": INCIDENT_RED, "width": 4},
-                name=_("Incident: %(rule)s · %(target)s")
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [x0, x1],
+                "y": [1, 1],
+                "yaxis": "y2",
+                "mode": "lines",
+                "line": {"color": INCIDENT_RED, "width": 4},
+                "name": _("Incident: %(rule)s · %(target)s")
                 % {"rule": incident.rule_name, "target": incident.target_name},
-                legendgroup="incidents",
-                text=[regions, regions],
-                hovertemplate="<b>%{fullData.name}</b><br>%{text}<br>%{x}<extra></extra>",
-                meta={"role": "incident", "incident": incident.id},
-            )
+                "legendgroup": "incidents",
+                "text": [regions, regions],
+                "hovertemplate": "<b>%{fullData.name}</b><br>%{text}<br>%{x}<extra></extra>",
+                "meta": {"role": "incident", "incident": incident.id},
+            }
         )
     if not shapes:
-        return fig
-    fig.update_layout(
-        shapes=[*(fig.layout.shapes or ()), *shapes],
-        yaxis2={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
-        showlegend=True,
-    )
+        return [], [], {}
+    layout: dict = {
+        "yaxis2": {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
+        "showlegend": True,
+    }
     if above:
         # Beside a heatmap the colour bar holds the right: the incidents are named in a row above the plot
         # (Plotly widens the top margin to fit it).
-        fig.update_layout(legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"})
+        layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"}
+    return shapes, traces, layout
+
+
+def shade_incidents(
+    fig: go.Figure, incidents: Sequence[IncidentRow], window: tuple[datetime, datetime] | None, *, above=False
+) -> go.Figure:
+    """The figure with incident_marks added."""
+    shapes, traces, layout = incident_marks(incidents, window, above=above)
+    if not shapes:
+        return fig
+    for trace in traces:
+        fig.add_trace(trace)
+    fig.update_layout(shapes=[*(fig.layout.shapes or ()), *shapes], **layout)
     return fig
 
 
