@@ -154,6 +154,8 @@ def prepare_charts() -> None:
 
     for figure in sample_figures():
         charts.figure_json(figure)
+    # The objective page's figures are plain JSON with this template (latency.charts.objectives).
+    charts.template_json()
 
 
 def prepare_urls() -> None:
@@ -229,7 +231,7 @@ def use_pool() -> None:
 
 
 def warm_statements() -> list[str]:
-    """EXPLAIN (a plan, no row read) of a statement over each table the dashboard reads, shaped like its
+    """EXPLAIN (a plan, no row read) of a statement over each table the pages read, shaped like its
     readers' (the time column in a range, the grouping columns): planning it loads what a backend keeps for
     the rest of its life, the tables', indexes' and day partitions' catalog rows and column statistics. now()
     is not constant to the planner, so every partition of the raw table is opened, not one day's."""
@@ -238,14 +240,20 @@ def warm_statements() -> list[str]:
 
     from probes.models import (
         HourlyRollup,
+        Incident,
         Measurement,
         MissedRun,
+        ModelGroup,
         Probe,
         Region,
         RegionRollup,
         RollupHour,
         SeriesBlockMark,
         SeriesRollup,
+        ServiceLevelObjective,
+        Silence,
+        SLODayCount,
+        SLOHourCount,
         Target,
     )
 
@@ -271,6 +279,20 @@ def warm_statements() -> list[str]:
         f"EXPLAIN SELECT * FROM {table(get_user_model())} WHERE id = 0",
     ]
     statements += [f"EXPLAIN SELECT * FROM {table(model)}" for model in (Region, Target, Probe)]
+    # The objectives' pages (probes.readings.slos): their counts, the objectives with what they cover, and the
+    # silences and incidents read beside them.
+    counts = [(SLOHourCount, "hour"), (SLODayCount, "day")]
+    statements += [
+        f"EXPLAIN SELECT objective_id, target_id, region_id, sum(good) FROM {table(model)} "
+        f"WHERE objective_id = ANY('{{0}}') AND {column} >= now() - interval '30 days' GROUP BY 1, 2, 3"
+        for model, column in counts
+    ]
+    covers = [ServiceLevelObjective.targets.through, ServiceLevelObjective.regions.through, ModelGroup.targets.through]
+    statements += [f"EXPLAIN SELECT * FROM {table(model)}" for model in (ServiceLevelObjective, *covers)]
+    statements += [
+        f"EXPLAIN SELECT * FROM {table(Silence)} WHERE target_id = 0 AND ends_at > now()",
+        f"EXPLAIN SELECT * FROM {table(Incident)} WHERE objective_id = 0 AND started_at > now()",
+    ]
     return statements
 
 
