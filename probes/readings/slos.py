@@ -42,7 +42,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from django.db import connection
 
-from probes.slos.classify import BAD, DEGRADED, EXCLUDED, GOOD, MISSED, call_class_sql, covering_sql, missed_class_sql
+from probes.slos.classify import (
+    BAD,
+    DEGRADED,
+    EXCLUDED,
+    GOOD,
+    MISSED,
+    call_class_sql,
+    covering_sql,
+    in_silence_sql,
+    missed_class_sql,
+)
 from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
 if TYPE_CHECKING:
@@ -460,7 +470,8 @@ def _raw_counts(
     # own bounds (PostgreSQL does not prune by an OR of the pieces' bounds in one WHERE).
     calls = " UNION ALL ".join(
         [
-            "SELECT m.target_id, m.region_id, m.scheduled_for, m.outcome, m.ttft_ms, m.total_ms, m.output_tokens "
+            "SELECT m.target_id, m.region_id, m.scheduled_for, m.outcome, m.ttft_ms, m.total_ms, m.output_tokens, "
+            f"{in_silence_sql('m')} AS in_silence "
             f"FROM {t['measured']} m WHERE m.scheduled_for >= %s AND m.scheduled_for < %s "
             "AND m.started_at >= %s AND m.started_at < %s"
         ]
@@ -482,13 +493,15 @@ def _raw_counts(
         f"calls AS ({calls}), missed AS ({missed}), "
         "pairs AS (SELECT DISTINCT target_id, region_id FROM calls UNION SELECT DISTINCT target_id, region_id "
         "FROM missed), "
-        f"cover AS ({covering_sql('pairs', 'o.id = ANY(%s)')}), "
+        # Each covered pair with its objective's row, so the calls join one small table rather than look their
+        # objective up call by call; a call's silence is judged once, not once per objective covering it.
+        "cover AS (SELECT cv.target_id AS covered_target_id, cv.region_id AS covered_region_id, ob.* "
+        f"FROM ({covering_sql('pairs', 'o.id = ANY(%s)')}) cv JOIN {t['objective']} ob ON ob.id = cv.objective_id), "
         f"x AS (SELECT o.id AS objective_id, s.target_id, s.region_id, s.scheduled_for, "
-        f"{call_class_sql('s', 'o')} AS cls FROM calls s JOIN cover cv ON cv.target_id = s.target_id "
-        f"AND cv.region_id = s.region_id JOIN {t['objective']} o ON o.id = cv.objective_id "
+        f"{call_class_sql('s', 'o', 's.in_silence')} AS cls FROM calls s JOIN cover o "
+        "ON o.covered_target_id = s.target_id AND o.covered_region_id = s.region_id "
         f"UNION ALL SELECT o.id, s.target_id, s.region_id, s.scheduled_for, {missed_class_sql('s', 'o')} "
-        "FROM missed s JOIN cover cv ON cv.target_id = s.target_id AND cv.region_id = s.region_id "
-        f"JOIN {t['objective']} o ON o.id = cv.objective_id), "
+        "FROM missed s JOIN cover o ON o.covered_target_id = s.target_id AND o.covered_region_id = s.region_id), "
         "a(objective_id, target_id, region_id, piece, good, degraded, bad, missed, excluded) AS ("
         "SELECT x.objective_id, x.target_id, x.region_id, width_bucket(x.scheduled_for, %s::timestamptz[]), "
         f"{_sums('x.cls')} FROM x GROUP BY 1, 2, 3, 4) "
