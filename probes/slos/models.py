@@ -183,13 +183,31 @@ class ServiceLevelObjective(models.Model):
         return hashlib.sha256(json.dumps(condition).encode()).hexdigest()
 
 
-class SLOHourCount(models.Model):
-    """One objective's calls from one region to one target in one hour, by class. good includes degraded;
-    eligible = good + bad (excluded calls are outside it); missed slots are among bad; bad_minutes marks the
-    minutes of the hour that held a bad call."""
+class SLOCounts(models.Model):
+    """What the hour and the day counts share: one objective's calls from one region to one target, by class.
+    good includes degraded; eligible = good + bad (excluded calls are outside it); missed slots are among bad."""
 
-    # No index of their own on the three keys: the unique key leads with the objective, and a target or region is
+    # No index of their own on the keys: the unique key leads with the objective, and a target or region is
     # deleted too seldom to pay for two more indexes on every row ingest adds to.
+    target = models.ForeignKey(
+        "probes.Target", on_delete=models.CASCADE, related_name="+", verbose_name=_("target"), db_index=False
+    )
+    region = models.ForeignKey(
+        "probes.Region", on_delete=models.CASCADE, related_name="+", verbose_name=_("region"), db_index=False
+    )
+    good = models.IntegerField(_("good"), default=0)
+    degraded = models.IntegerField(_("degraded"), default=0)
+    bad = models.IntegerField(_("bad"), default=0)
+    missed = models.IntegerField(_("missed"), default=0)
+    excluded = models.IntegerField(_("excluded"), default=0)
+
+    class Meta:
+        abstract = True
+
+
+class SLOHourCount(SLOCounts):
+    """SLOCounts in one hour; bad_minutes marks the minutes of the hour that held a bad call."""
+
     objective = models.ForeignKey(
         ServiceLevelObjective,
         on_delete=models.CASCADE,
@@ -197,18 +215,7 @@ class SLOHourCount(models.Model):
         verbose_name=_("objective"),
         db_index=False,
     )
-    target = models.ForeignKey(
-        "probes.Target", on_delete=models.CASCADE, related_name="+", verbose_name=_("target"), db_index=False
-    )
-    region = models.ForeignKey(
-        "probes.Region", on_delete=models.CASCADE, related_name="+", verbose_name=_("region"), db_index=False
-    )
     hour = models.DateTimeField(_("hour"))
-    good = models.IntegerField(_("good"), default=0)
-    degraded = models.IntegerField(_("degraded"), default=0)
-    bad = models.IntegerField(_("bad"), default=0)
-    missed = models.IntegerField(_("missed"), default=0)
-    excluded = models.IntegerField(_("excluded"), default=0)
     # Bit m set: minute m of the hour held a bad call or a missed run. Distinct minutes do not add up the way
     # counts do, so the SLA report's bad minutes (a popcount of the hours' masks) are kept as a mask.
     bad_minutes = models.BigIntegerField(_("bad minutes (mask)"), default=0)
@@ -230,12 +237,11 @@ class SLOHourCount(models.Model):
         return f"{self.objective_id}: {self.target_id} from {self.region_id} at {self.hour:%Y-%m-%d %H:00}"
 
 
-class SLODayCount(models.Model):
+class SLODayCount(SLOCounts):
     """The same counts as SLOHourCount summed per UTC day, written beside them in the same statements: a long
     window reads one row per day of each target and region, not one per hour (probes.readings.slos.counts_in). No
     bad-minute mask: the SLA report reads hours."""
 
-    # No index of their own on the three keys, as for the hour counts.
     objective = models.ForeignKey(
         ServiceLevelObjective,
         on_delete=models.CASCADE,
@@ -243,18 +249,7 @@ class SLODayCount(models.Model):
         verbose_name=_("objective"),
         db_index=False,
     )
-    target = models.ForeignKey(
-        "probes.Target", on_delete=models.CASCADE, related_name="+", verbose_name=_("target"), db_index=False
-    )
-    region = models.ForeignKey(
-        "probes.Region", on_delete=models.CASCADE, related_name="+", verbose_name=_("region"), db_index=False
-    )
     day = models.DateTimeField(_("day"))
-    good = models.IntegerField(_("good"), default=0)
-    degraded = models.IntegerField(_("degraded"), default=0)
-    bad = models.IntegerField(_("bad"), default=0)
-    missed = models.IntegerField(_("missed"), default=0)
-    excluded = models.IntegerField(_("excluded"), default=0)
 
     class Meta:
         verbose_name = _("objective day count")
