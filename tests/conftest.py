@@ -128,6 +128,44 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(folder))
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """pytest-django's fixture, except that xdist workers copy one template the run migrates once instead of each
+    migrating a database of its own, and transactional tests end with DELETE rather than TRUNCATE (both in
+    devtools/test_databases.py)."""
+    from django.db import connections
+    from django.test.utils import setup_databases, teardown_databases
+
+    from devtools import test_databases
+
+    workerinput = getattr(request.config, "workerinput", None)
+    verbosity = request.config.option.verbose
+    with django_db_blocker.unblock():
+        if workerinput is None:
+            old_config = setup_databases(verbosity=verbosity, interactive=False, aliases={"default"})
+        else:
+            old_config = test_databases.setup_worker_database(
+                connections["default"], workerinput["workerid"], workerinput["testrunuid"], max(verbosity, 0)
+            )
+    ops = type(connections["default"].ops)
+    original_flush = ops.sql_flush
+    ops.sql_flush = test_databases.deleting_sql_flush(original_flush)
+    yield
+    ops.sql_flush = original_flush
+    with django_db_blocker.unblock():
+        teardown_databases(old_config, verbosity=verbosity)
+
+
+def pytest_sessionfinish(session):
+    """The controller drops the template its workers copied (they have all ended by now)."""
+    if getattr(session.config, "workerinput", None) is None and getattr(session.config.option, "numprocesses", None):
+        from django.conf import settings
+
+        from devtools import test_databases
+
+        test_databases.drop_template(settings.DATABASES["default"])
+
+
 @pytest.fixture(autouse=True)
 def _central_key_read_afresh():
     """A process reads the central signing key once (probes.fleet.central); each test's database starts

@@ -1,39 +1,56 @@
 """The demo's history (devtools/demo_history.py), loaded for three demo regions: stored as raw rows through ingest's
 statement, rolled up by the real builder, with busy hours slower than quiet ones, the two staged incidents in the
 phase that moved, incident records the real evaluator made for them, and a 7-day window readable for every target x
-region through the read package. A second load only fills the gap."""
+region through the read package."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
 from devtools.demo_history import EDGE, HISTORY_WORKER, PAST_INCIDENTS, busy_share, load_history
 from devtools.demo_seed import DEMO_REGIONAL_RULE_NAME, seed
+from probes import partitions
 from probes.alerts.models import Incident
 from probes.models import Measurement, Region, RollupHour, Target
 from probes.readings.window import read_window
 from probes.rollup_models import HourlyRollup
 from tests.devtools.demo_regions import demo_regions
-from tests.partitions.conftest import fresh_days  # noqa: F401 (the fixture)
 
-# The history's days get partitions that would outlive the test's flush: fresh_days drops them again.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_days")]
+# The tests of one loaded history read it without changing it: it is loaded once for them, on one xdist worker, and
+# each reads it inside a transaction of its own.
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("demo_history")]
 
 # The regions of both staged incidents, and one more.
 SLUGS = ["eu-london", "ap-singapore", "eu-frankfurt"]
 DAYS = 6  # both incidents (about 3 and 5 days ago) fall inside; the full week is the demo's own test
 
 
-@pytest.fixture
-def loaded():
-    regions = demo_regions(SLUGS)
-    seed("http://localhost:9", regions)
-    now = datetime.now(UTC)
-    return now, load_history(now, days=DAYS)
+@pytest.fixture(scope="module")
+def loaded(django_db_setup, django_db_blocker) -> Iterator[tuple]:
+    # Committed: the load stores and rolls up on connections of its own. When the module's tests are done the
+    # database is put back as it was (the rows the migrations made included: tests that run after these on this
+    # worker read them), and the partitions of the history's days are dropped.
+    with django_db_blocker.unblock():
+        before = {spec.table: partitions.existing_days(spec) for spec in partitions.partitioned_tables()}
+        as_it_was = connection.creation.serialize_db_to_string()
+        regions = demo_regions(SLUGS)
+        seed("http://localhost:9", regions)
+        now = datetime.now(UTC)
+        got = load_history(now, days=DAYS)
+    yield now, got
+    with django_db_blocker.unblock():
+        call_command("flush", verbosity=0, interactive=False, reset_sequences=False, inhibit_post_migrate=True)
+        connection.creation.deserialize_db_from_string(as_it_was)
+        for spec in partitions.partitioned_tables():
+            for day in partitions.existing_days(spec) - before.get(spec.table, set()):
+                partitions.drop_day(spec, day)
+        partitions.forget_known()
 
 
 def medians(where: str, params: list, columns: tuple[str, ...] = ("dns_ms", "connect_ms", "ttfb_ms", "ttft_ms")):
@@ -109,11 +126,3 @@ def test_old_hours_are_rolled_up_and_a_week_reads_for_every_target_and_region(lo
     targets = Target.objects.values_list("id", flat=True)
     regions = Region.objects.filter(slug__in=SLUGS).values_list("id", flat=True)
     assert pairs == {(t, r) for t in targets for r in regions}
-
-
-def test_a_second_load_fills_only_the_gap_since_the_newest_rows(loaded):
-    now, got = loaded
-    later = load_history(now + timedelta(minutes=30), days=DAYS, evaluate=False)
-    assert later.series == got.series
-    assert later.rows == pytest.approx(got.series * 15, abs=got.series)
-    assert later.incidents == []
