@@ -13,6 +13,9 @@ migrated afresh, never reused.
 
 from __future__ import annotations
 
+import argparse
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,6 +25,8 @@ from psycopg import sql
 # pg_advisory_lock key held while the template is made or copied: the server forbids copying a database another
 # session is connected to, and two workers must not migrate one template side by side.
 TEMPLATE_LOCK = 0x4C41_5445  # "LATE"
+# The run id the controller gives its workers (through their environment) and stamps the template with.
+RUN_VARIABLE = "LATENCY_TEST_TEMPLATE_RUN"
 
 
 def test_database_base(settings_dict: dict) -> str:
@@ -55,41 +60,67 @@ def _stamp(conn: psycopg.Connection, name: str) -> str | None:
     return None if row is None else row[0]
 
 
+def ensure_template(connection, template: str, run_id: str, verbosity: int = 0) -> None:
+    """Migrate `template` for run `run_id` unless it is made already; the caller holds TEMPLATE_LOCK."""
+    settings_dict = connection.settings_dict
+    with maintenance(settings_dict) as admin:
+        if _stamp(admin, template) == run_id:
+            return
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(template)))
+        test_name = settings_dict["TEST"].get("NAME")
+        settings_dict["TEST"]["NAME"] = template
+        try:
+            connection.creation.create_test_db(verbosity=verbosity, autoclobber=True, serialize=False)
+        finally:
+            settings_dict["TEST"]["NAME"] = test_name
+        # The server copies no database another session is connected to.
+        connection.close()
+        admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(template), sql.Literal(run_id)))
+
+
+@contextmanager
+def template_lock(settings_dict: dict) -> Iterator[None]:
+    with maintenance(settings_dict) as admin:
+        admin.execute("SELECT pg_advisory_lock(%s)", [TEMPLATE_LOCK])
+        try:
+            yield
+        finally:
+            admin.execute("SELECT pg_advisory_unlock(%s)", [TEMPLATE_LOCK])
+
+
 def setup_worker_database(connection, worker_id: str, run_id: str, verbosity: int = 0) -> list[tuple]:
-    """Give this worker its copy of the run's template (migrating the template first when no worker has), point
+    """Give this worker its copy of the run's template (migrating the template first when nobody has), point
     `connection` at the copy and return the old configuration `django.test.utils.teardown_databases` takes."""
     from django.conf import settings
 
     settings_dict = connection.settings_dict
     old_name = settings_dict["NAME"]
     worker_db = settings_dict["TEST"]["NAME"]  # pytest-django's per-worker name, set before this runs
-    base = worker_db.removesuffix(f"_{worker_id}")
-    template = template_name(base)
-    with maintenance(settings_dict) as admin:
-        admin.execute("SELECT pg_advisory_lock(%s)", [TEMPLATE_LOCK])
-        try:
-            if _stamp(admin, template) != run_id:
-                admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(template)))
-                settings_dict["TEST"]["NAME"] = template
-                try:
-                    connection.creation.create_test_db(verbosity=verbosity, autoclobber=True, serialize=False)
-                finally:
-                    settings_dict["TEST"]["NAME"] = worker_db
-                connection.close()
-                admin.execute(
-                    sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(template), sql.Literal(run_id))
-                )
+    template = template_name(worker_db.removesuffix(f"_{worker_id}"))
+    with template_lock(settings_dict):
+        ensure_template(connection, template, run_id, verbosity)
+        with maintenance(settings_dict) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(worker_db)))
             admin.execute(
                 sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(worker_db), sql.Identifier(template))
             )
-        finally:
-            admin.execute("SELECT pg_advisory_unlock(%s)", [TEMPLATE_LOCK])
     connection.close()
     settings.DATABASES[connection.alias]["NAME"] = worker_db
     settings_dict["NAME"] = worker_db
     connection.ensure_connection()
     return [(connection, old_name, True)]
+
+
+def start_template(env: dict[str, str]) -> subprocess.Popen:
+    """The controller starts migrating the run's template at once, in a process of its own, while pytest-xdist
+    starts its workers and they collect the suite; the first worker to need it waits on the lock. Its output is
+    dropped: should it fail, the stamp is missing and the first worker migrates the template itself, in view."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "devtools.test_databases", "--run", env[RUN_VARIABLE]],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def drop_template(settings_dict: dict) -> None:
@@ -114,3 +145,22 @@ def deleting_sql_flush(original):
         return [f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};" for table in tables]
 
     return sql_flush
+
+
+def main() -> None:
+    """`python -m devtools.test_databases --run ID`: migrate the template of the test settings for run ID."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--run", required=True)
+    args = parser.parse_args()
+    import django
+
+    django.setup()
+    from django.db import connections
+
+    connection = connections["default"]
+    with template_lock(connection.settings_dict):
+        ensure_template(connection, template_name(test_database_base(connection.settings_dict)), args.run)
+
+
+if __name__ == "__main__":
+    main()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from datetime import datetime
@@ -38,6 +39,8 @@ django_settings.PASSWORD_HASHERS = ["tests.hashers.QuickPBKDF2PasswordHasher", *
 if TYPE_CHECKING:
     from tests.support import Proc
 
+
+TEMPLATE_PROCESS = pytest.StashKey[subprocess.Popen]()
 
 # --- test layers (pyproject.toml markers; `make test-fast` runs what none of them marks) ---------------------
 
@@ -144,8 +147,9 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
         if workerinput is None:
             old_config = setup_databases(verbosity=verbosity, interactive=False, aliases={"default"})
         else:
+            run = os.environ.get(test_databases.RUN_VARIABLE) or workerinput["testrunuid"]
             old_config = test_databases.setup_worker_database(
-                connections["default"], workerinput["workerid"], workerinput["testrunuid"], max(verbosity, 0)
+                connections["default"], workerinput["workerid"], run, max(verbosity, 0)
             )
     ops = type(connections["default"].ops)
     original_flush = ops.sql_flush
@@ -156,13 +160,38 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
         teardown_databases(old_config, verbosity=verbosity)
 
 
+def _xdist_controller(config) -> bool:
+    return getattr(config, "workerinput", None) is None and bool(getattr(config.option, "numprocesses", None))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts the workers, which inherit the run's variable
+def pytest_sessionstart(session):
+    """The controller starts migrating the template its workers will copy (devtools/test_databases.py)."""
+    if _xdist_controller(session.config):
+        import uuid
+
+        from devtools import test_databases
+
+        os.environ[test_databases.RUN_VARIABLE] = uuid.uuid4().hex
+        session.config.stash[TEMPLATE_PROCESS] = test_databases.start_template(
+            {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "latency.settings")}
+        )
+
+
 def pytest_sessionfinish(session):
     """The controller drops the template its workers copied (they have all ended by now)."""
-    if getattr(session.config, "workerinput", None) is None and getattr(session.config.option, "numprocesses", None):
+    if _xdist_controller(session.config):
         from django.conf import settings
 
         from devtools import test_databases
 
+        process = session.config.stash.get(TEMPLATE_PROCESS, None)
+        if process is not None:
+            try:
+                process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
         test_databases.drop_template(settings.DATABASES["default"])
 
 

@@ -23,9 +23,10 @@ def fill(probes, start: datetime, hours: int, *, per_hour: int = 2, seed: int = 
     at random moments of the hour; returns the number of rows."""
     rng = random.Random(seed)
     rows = []
+    regions = {probe.id: list(probe.regions.all()) for probe in probes}
     for h in range(hours):
         for probe in probes:
-            for region in probe.regions.all():
+            for region in regions[probe.id]:
                 for _ in range(per_hour):
                     started = start + HOUR * h + timedelta(seconds=rng.uniform(0, 3599))
                     failed = rng.random() < 0.15
