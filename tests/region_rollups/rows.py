@@ -35,20 +35,21 @@ def fill(probes, start: datetime, hours: int, *, per_hour: int = 2, seed: int = 
                         for i, m in enumerate(metrics.HISTOGRAM)
                     }
                     rows.append(
-                        MeasurementFactory.build(
-                            probe=probe,
-                            target=probe.target,
-                            region=region,
-                            scheduled_for=started,
-                            started_at=started,
-                            outcome="timeout" if failed else "ok",
-                            http_status=None,
-                            output_tokens=None,
-                            itl_p50_ms=None,
+                        {
+                            "probe_id": probe.id,
+                            "target_id": probe.target_id,
+                            "region_id": region.id,
+                            "scheduled_for": started,
+                            "outcome": "timeout" if failed else "ok",
                             **values,
-                        )
+                        }
                     )
-    Measurement.objects.bulk_create(rows)
+    if not rows:
+        return 0
+    first = probes[0]
+    common = {"probe": first, "region": regions[first.id][0], "http_status": None, "output_tokens": None}
+    common["itl_p50_ms"] = None
+    Measurement.objects.bulk_create(MeasurementFactory.build_rows(rows, **common))
     return len(rows)
 
 
