@@ -53,7 +53,7 @@ test: check
 # The in-process layer only: no browser, no processes of the tests' own, no deploy units, nothing slow
 # (markers in pyproject.toml, applied in tests/conftest.py).
 # One worker more than `make test`: these tests start nothing of their own, and many wait on the mock server's
-# paced streams, so a fourth worker fills the cores those waits leave idle (docs/benchmarks.md, "The fast layer").
+# paced streams, so a fourth worker fills the cores those waits leave idle (docs/benchmarks.md, "The suite's layers").
 FAST_MARKERS := not browser and not e2e and not deploy and not slow
 FAST_XDIST ?= 4
 test-fast: check
