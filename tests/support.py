@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from devtools.harness import wait_for  # noqa: F401 (tests import it from here)
+from devtools.harness import wait_for  # tests import it from here too
 
 if TYPE_CHECKING:
     import redis
@@ -349,3 +349,39 @@ def assert_rollups_read_as_raw(since: datetime, until: datetime, metrics: tuple[
         for metric in metrics:
             assert rolled[group].hists[metric] == reading.hists[metric]
             assert reading.hists[metric].count
+
+
+def race_two_evaluators(pipeline, table: str, row_id: int, now: datetime) -> list[str]:
+    """Two `evaluate_alerts --now NOW` processes judging the same state at once, made certain rather than hoped for:
+    the state's row (`row_id` of `table`) is held locked until both are waiting on it, then let go. Returns their
+    logs once both have ended, each with exit status 0."""
+    import psycopg
+
+    def waiting_on_locks(conn) -> int:
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE %s", [f"%{table}%"]
+        ).fetchone()[0]
+
+    url = pipeline.database_url.replace("postgres://", "postgresql://", 1)
+    with psycopg.connect(url) as holder, psycopg.connect(url, autocommit=True) as watcher:
+        holder.execute(f"SELECT id FROM {table} WHERE id = %s FOR UPDATE", [row_id])
+        procs = [pipeline.start("evaluate_alerts", "--now", now.isoformat()) for _ in range(2)]
+        wait_for(lambda: waiting_on_locks(watcher) == 2, 120, message="both evaluators to wait on the state's row")
+        holder.commit()
+        for proc in procs:
+            wait_for(lambda proc=proc: proc.popen.poll() is not None, 120, message="an evaluator to finish")
+    logs = [proc.log() for proc in procs]
+    assert all(proc.popen.returncode == 0 for proc in procs), logs
+    return logs
+
+
+def assert_one_evaluator_moved_it(pipeline, logs: list[str]) -> None:
+    """One of two racing evaluators opened the incident and queued its one notification; the other left it."""
+    from probes.models import Delivery, Incident
+
+    assert sorted("1 opened" in log for log in logs) == [False, True], logs
+    assert any("1 left to a concurrent pass" in log for log in logs), logs
+    assert Incident.objects.count() == 1
+    assert Delivery.objects.count() == 1
+    tasks = [json.loads(raw)["headers"]["task"] for raw in pipeline.redis.lrange("maintenance", 0, -1)]
+    assert tasks == ["probes.deliver_notification"]
