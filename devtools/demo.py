@@ -208,7 +208,7 @@ class Demo:
         self.say("ok", f"{len(probes)} targets, probed every 10 s from {len(slugs)} regions")
         from devtools.demo_seed import seed_objectives
 
-        # Counted before the history loads, so its rows are counted as they are stored (probes.slos.counting).
+        # Current before the history loads, so the count after it (probes.slos.counting) counts its rows.
         objectives = self.step("demo objectives", seed_objectives, regions)
         self.say("ok", f"{len(objectives)} objectives (/slos/)")
         from devtools.demo_seed import seed_real_users

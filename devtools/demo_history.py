@@ -17,9 +17,9 @@ page have something real to read.
   about 5 days ago. The real alert evaluator is then run over those hours (probes.alerts.evaluate.run_pass with
   `now` in the past), so they are incident records like any other.
 - Storage: the rows are generated with numpy, written as COPY text through ingest's own statement
-  (probes.ingest.store_copied: the day partitions, insert-or-ignore, the tally, the stale-hour marks), then the
-  rollups of the whole range are built once by the real builder (probes.rollups.rebuild_range, as
-  `manage.py rollup --since 8d`).
+  (probes.ingest.store_copied: the day partitions, insert-or-ignore, the tally, the stale-hour marks), counted for
+  the objectives in one pass (probes.slos.counting.count_pending), then the rollups of the whole range are built
+  once by the real builder (probes.rollups.rebuild_range, as `manage.py rollup --since 8d`).
 - A second start on the same state folder only fills the gap since the newest stored row of each series.
 
 Every generated row says so: its `worker` is HISTORY_WORKER.
@@ -226,6 +226,7 @@ def load_history(
     from probes.rollups import rebuild_range
     from probes.rollups.side_by_side import side_by_side
     from probes.scheduling import slot_offset
+    from probes.slos.counting import count_pending
 
     now = now or datetime.now(UTC)
     end = now.replace(microsecond=0)
@@ -288,6 +289,9 @@ def load_history(
     partitions.ensure_for_rows(partitions.MEASUREMENTS, each_day, now)
     rows = sum(side_by_side(store, range(STORE_WORKERS), STORE_WORKERS))
     timings = {"generated and stored": time.monotonic() - clock}
+    # The objectives count behind ingest: in one pass here, before the evaluator reads them.
+    count_pending()
+    timings["counted"] = time.monotonic() - clock - sum(timings.values())
     hours, _ = rebuild_range(since, end, workers=2)
     timings["rolled up"] = time.monotonic() - clock - sum(timings.values())
     # Staged only when the load covered them (a later start fills a gap and stages nothing there).

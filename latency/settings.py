@@ -213,6 +213,7 @@ CELERY_TASK_ROUTES = {
     "probes.evaluate_alerts": {"queue": "maintenance"},
     "probes.deliver_notification": {"queue": "maintenance"},
     "probes.slos.rebuild_objective": {"queue": "maintenance"},
+    "probes.slos.count_calls": {"queue": "maintenance"},
 }
 CELERY_BEAT_SCHEDULE = {
     "rollup-recent": {"task": "probes.rollup_recent", "schedule": 300.0, "options": {"expires": 290}},
@@ -223,6 +224,8 @@ CELERY_BEAT_SCHEDULE = {
     "close-slots": {"task": "probes.close_slots", "schedule": 60.0, "options": {"expires": 55}},
     # One pass over every enabled alert rule (probes.alerts.evaluate).
     "evaluate-alerts": {"task": "probes.evaluate_alerts", "schedule": 60.0, "options": {"expires": 55}},
+    # The objectives' counts catch up with the measurements stored (probes.slos.counting; ingest counts too).
+    "slo-count": {"task": "probes.slos.count_calls", "schedule": 15.0, "options": {"expires": 14}},
 }
 
 # Measurements: raw rows are kept this many days; hourly rollups forever

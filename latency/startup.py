@@ -252,7 +252,9 @@ def warm_statements() -> list[str]:
         SeriesRollup,
         ServiceLevelObjective,
         Silence,
+        SLOCounted,
         SLODayCount,
+        SLOFiveMinuteCount,
         SLOHourCount,
         Target,
     )
@@ -281,14 +283,14 @@ def warm_statements() -> list[str]:
     statements += [f"EXPLAIN SELECT * FROM {table(model)}" for model in (Region, Target, Probe)]
     # The objectives' pages (probes.readings.slos): their counts, the objectives with what they cover, and the
     # silences and incidents read beside them.
-    counts = [(SLOHourCount, "hour"), (SLODayCount, "day")]
+    counts = [(SLOHourCount, "hour"), (SLODayCount, "day"), (SLOFiveMinuteCount, "start")]
     statements += [
         f"EXPLAIN SELECT objective_id, target_id, region_id, sum(good) FROM {table(model)} "
         f"WHERE objective_id = ANY('{{0}}') AND {column} >= now() - interval '30 days' GROUP BY 1, 2, 3"
         for model, column in counts
     ]
     covers = [ServiceLevelObjective.targets.through, ServiceLevelObjective.regions.through, ModelGroup.targets.through]
-    statements += [f"EXPLAIN SELECT * FROM {table(model)}" for model in (ServiceLevelObjective, *covers)]
+    statements += [f"EXPLAIN SELECT * FROM {table(model)}" for model in (ServiceLevelObjective, SLOCounted, *covers)]
     statements += [
         f"EXPLAIN SELECT * FROM {table(Silence)} WHERE target_id = 0 AND ends_at > now()",
         f"EXPLAIN SELECT * FROM {table(Incident)} WHERE objective_id = 0 AND started_at > now()",

@@ -31,7 +31,7 @@ from probes.fleet.trust import Origin
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import count_ingest
 from probes.rollups.locks import hold_ingest_ids
-from probes.slos.counting import ingest_counts_ctes, lock_objectives
+from probes.slos.counting import count_after_ingest
 from probes.slot_time import SLOT_AHEAD_GRACE, SLOT_EARLY, SLOT_LATE, slot_is_ahead, started_near_slot
 
 log = logging.getLogger(__name__)
@@ -310,10 +310,9 @@ def _insert(kept: list[dict]) -> list[dict]:
     # with ON CONFLICT: COPY formats rows in C, where binding thousands of
     # parameters (or arrays of them) costs more than the insert itself.
     connection.ensure_connection()
-    # Before the INSERT draws ids, so a rebuild's cut never falls among the ids of an uncommitted batch.
+    # Before the INSERT draws ids, so a cut (a rollup rebuild's, the objectives' counter's) never falls among the
+    # ids of an uncommitted batch.
     hold_ingest_ids()
-    # Also before the INSERT: the objectives' counting against a rebuild (probes.slos.counting).
-    counting = lock_objectives()
     # Django's error wrapper, as around its own cursors: a refusal from this
     # raw cursor is then a django.db.DatabaseError like any other, and takes
     # the one-by-one path of store_with_retry instead of escaping it.
@@ -322,7 +321,7 @@ def _insert(kept: list[dict]) -> list[dict]:
         with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
             for row in kept:
                 copy.write_row([row[c] for c in COLUMNS])
-        cur.execute(_insert_sql(counting=counting))
+        cur.execute(_insert_sql())
         inserted = cur.fetchall()
     by_key = {(r["probe_id"], r["region_id"], r["scheduled_for"]): r for r in kept}
     items = []
@@ -346,10 +345,10 @@ _STAGE_SQL = (
 
 
 @functools.cache
-def _insert_sql(per_hour: bool = False, counting: bool = False) -> str:
+def _insert_sql(per_hour: bool = False) -> str:
     """The statement storing the staged rows. per_hour: answer (hour, rows stored) instead of a row per
-    measurement, for bulk loads that broadcast nothing (store_copied). counting: add the stored rows to the
-    objectives' hour counts too (probes.slos.counting), when any objective is enabled."""
+    measurement, for bulk loads that broadcast nothing (store_copied). The objectives count the stored rows
+    behind it (probes.slos.counting.count_pending)."""
     from probes.models import Measurement
     from probes.tally import tally_sql
 
@@ -359,23 +358,20 @@ def _insert_sql(per_hour: bool = False, counting: bool = False) -> str:
         if per_hour
         else "SELECT id, probe_id, region_id, scheduled_for FROM stored"
     )
-    # The tally's histogram column, and the classifier's (probes.slos.classify), named once each.
+    # The tally's histogram column, named once.
     returned = dict.fromkeys(
         [
             *("id", "probe_id", "region_id", "scheduled_for", "started_at", "target_id", "outcome"),
-            *(PROMETHEUS_HISTOGRAM.column, "ttft_ms", "total_ms", "output_tokens"),
+            PROMETHEUS_HISTOGRAM.column,
         ]
     )
-    # The tally (probes.tally: /metrics' counters) and the objectives' counts add exactly the rows this INSERT
-    # stored, in the same statement and transaction: a slot stored before (a redelivered message) is neither
-    # stored nor counted again.
-    counted = f", {ingest_counts_ctes('stored')}" if counting else ""
+    # The tally (probes.tally: /metrics' counters) adds exactly the rows this INSERT stored, in the same statement
+    # and transaction: a slot stored before (a redelivered message) is neither stored nor counted again.
     return (
         f"WITH stored AS (INSERT INTO {Measurement._meta.db_table} ({cols}) SELECT {cols} FROM {_STAGE} "
         "ON CONFLICT (probe_id, region_id, scheduled_for) DO NOTHING "
         f"RETURNING {', '.join(returned)}), "
-        f"tallied AS ({tally_sql('stored')})"
-        f"{counted} "
+        f"tallied AS ({tally_sql('stored')}) "
         f"{answer}"
     )
 
@@ -390,13 +386,12 @@ def store_copied(blocks: Iterable[bytes], slots: Iterable[datetime]) -> int:
     with transaction.atomic():
         connection.ensure_connection()
         hold_ingest_ids()
-        counting = lock_objectives()
         with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cur:
             cur.execute(_STAGE_SQL)
             with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
                 for block in blocks:
                     copy.write(block)
-            cur.execute(_insert_sql(per_hour=True, counting=counting))
+            cur.execute(_insert_sql(per_hour=True))
             stored = dict(cur.fetchall())
         _mark_hours_stale(set(stored))
     return sum(stored.values())
@@ -442,7 +437,10 @@ def ingest_messages(messages: list[tuple]) -> int:
     # The keys are looked up in the database: an outage is waited out here
     # too, the messages unacknowledged meanwhile, never dropped.
     opened = _waiting_out_outages(lambda: open_results(messages, datetime.now(UTC)))
-    return store_with_retry(opened.payloads, rejected=opened.refused, origins=opened.origins)
+    stored = store_with_retry(opened.payloads, rejected=opened.refused, origins=opened.origins)
+    if stored:
+        count_after_ingest()
+    return stored
 
 
 def _waiting_out_outages(read: Callable[[], T], *, max_wait_s: float | None = None) -> T:

@@ -828,7 +828,9 @@ from probes.realusers.models import (  # noqa: E402, F401
 from probes.slos.models import (  # noqa: E402, F401
     ObjectiveAlertState,
     ServiceLevelObjective,
+    SLOCounted,
     SLODayCount,
+    SLOFiveMinuteCount,
     SLOHourCount,
 )
 

@@ -467,6 +467,14 @@ class ServiceLevelObjectiveFactory(DjangoModelFactory):
             self.channels.set(extracted)
 
 
+class SLOFiveMinuteCountFactory(DjangoModelFactory):
+    """Five minutes' counts, as the counter writes them for the last hours (alone: the tests that make them look
+    at what the counter keeps, not at readings)."""
+
+    class Meta:
+        model = "probes.SLOFiveMinuteCount"
+
+
 class SLOHourCountFactory(DjangoModelFactory):
     """One hour's counts, added to its day's counts too, as ingest writes them (readers take whole days there)."""
 

@@ -47,6 +47,7 @@ MAINTENANCE_TASKS = frozenset(
         "probes.evaluate_alerts",
         "probes.deliver_notification",
         "probes.slos.rebuild_objective",
+        "probes.slos.count_calls",
     }
 )
 DEAD_LETTER_SOURCE = "maintenance"

@@ -12,9 +12,11 @@ Facade (an objective, a time; typed rows out):
                             -> Report (slo_report.py)
 
 Counting is exact at any edge: a window's whole days are read from the day counts (SLODayCount), its other whole
-hours from the hour counts (SLOHourCount; both written as rows are stored), its partial hours at either end from
-raw rows and missed runs, classified by the same SQL (probes.slos.classify). So a 5-minute burn and a 30-day
-attainment are counted alike.
+hours from the hour counts (SLOHourCount), the whole five minutes of its partial hours in the last hours from the
+five-minute counts (SLOFiveMinuteCount), what is left at either end (under five minutes, or older partial hours)
+from raw rows and missed runs, classified by the same SQL (probes.slos.classify); and the measurements the counter
+has not counted yet (probes.slos.counting) are classified in the same snapshot. So a 5-minute burn and a 30-day
+attainment are counted alike, and neither waits for the counter.
 
 The figures, one definition:
 - eligible = good + bad (excluded calls, in silences the objective excludes, are outside); missed runs are bad;
@@ -27,7 +29,9 @@ The figures, one definition:
   bad_share x eligible;
 - projected exhaustion: the remaining share lasts remaining x window / burn at the last 24 hours' burn rate;
 - windows of a day or more (24 h, 3 d and the objective's own) start at the first whole hour inside them
-  (reading_start), so the raw rows read are the current hour's and the starts of the windows under a day;
+  (reading_start); a window ending now reads its current hour (or five minutes) from that count, which holds
+  the calls so far; so the raw rows read are the few minutes before the first whole five minutes of the windows
+  under a day;
 - status: disabled, rebuilding (counts not yet exact), no_data, exhausted (nothing remaining), page or ticket (a
   burn-rate alert's condition holds: BURN_ALERTS), else ok.
 """
@@ -40,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from django.db import connection
+from django.db import connection, transaction
 
 from probes.slos.classify import (
     BAD,
@@ -273,6 +277,9 @@ def window_length(window: str, now: datetime) -> timedelta:
     return timedelta(days=30)
 
 
+# A window ending no earlier than this before the clock ends at the present (the caller read the clock a moment
+# ago): its current hour is read from that hour's count, which holds no call of a later slot.
+PRESENT_SLACK = timedelta(seconds=60)
 # Windows at least this long start at the first whole hour inside them.
 WHOLE_HOURS_FROM = timedelta(hours=24)
 
@@ -311,20 +318,69 @@ def ceil_day(when: datetime) -> datetime:
 Span = tuple[datetime, datetime]
 
 
-def _split(since: datetime, until: datetime, days: bool = True) -> tuple[Span | None, list[Span], list[Span]]:
+FIVE_MINUTES = timedelta(minutes=5)
+# How far back the five-minute counts (SLOFiveMinuteCount) are read: whole hours before the current one. The counter
+# keeps FIVE_MINUTES_KEPT_HOURS of them (probes.slos.classify), an hour more, so a span read is never one it has
+# pruned or one whose calls it counted before they were recent enough to keep.
+FIVE_MINUTES_READ_HOURS = 7
+
+
+def floor_five(when: datetime) -> datetime:
+    when = when.astimezone(UTC)
+    return when.replace(minute=when.minute - when.minute % 5, second=0, microsecond=0)
+
+
+def ceil_five(when: datetime) -> datetime:
+    floor = floor_five(when)
+    return floor if floor == when else floor + FIVE_MINUTES
+
+
+@dataclass
+class Split:
+    """A window cut into what each kind of count reads: whole days (day counts), other whole hours (hour counts),
+    recent whole five minutes (five-minute counts) and what is left (raw rows)."""
+
+    days: Span | None = None
+    hours: list[Span] = field(default_factory=list)
+    fives: list[Span] = field(default_factory=list)
+    raw: list[Span] = field(default_factory=list)
+
+
+def _split(
+    since: datetime,
+    until: datetime,
+    days: bool = True,
+    open_end: bool = False,
+    fives_from: datetime | None = None,
+) -> Split:
     """[since, until) as its whole days (from the day counts, unless days is False), its other whole hours (from
-    the hour counts) and its partial hours (from raw rows)."""
+    the hour counts), the whole five minutes of its partial hours at or after fives_from (from the five-minute
+    counts) and the rest (from raw rows). open_end: until is the present, so the count of its hour (or of its five
+    minutes, when the window starts inside that hour) holds that hour's calls so far and is read whole."""
     if until <= since:
-        return None, [], []
-    low, high = ceil_hour(since), floor_hour(until)
+        return Split()
+    low, high = ceil_hour(since), (ceil_hour(until) if open_end and since <= floor_hour(until) else floor_hour(until))
+    if open_end and high > until:
+        until = high
+    out = Split()
     if low >= high:
-        return None, [], [(since, until)]
-    raw = [span for span in ((since, low), (high, until)) if span[0] < span[1]]
-    first, last = ceil_day(low), floor_day(high)
-    if not days or first >= last:
-        return None, [(low, high)], raw
-    hours = [span for span in ((low, first), (last, high)) if span[0] < span[1]]
-    return (first, last), hours, raw
+        partial = [(since, until)]
+    else:
+        partial = [span for span in ((since, low), (high, until)) if span[0] < span[1]]
+        first, last = ceil_day(low), floor_day(high)
+        if not days or first >= last:
+            out.hours = [(low, high)]
+        else:
+            out.days = (first, last)
+            out.hours = [span for span in ((low, first), (last, high)) if span[0] < span[1]]
+    for a, b in partial:
+        start, end = ceil_five(a), (ceil_five(b) if open_end and b == until else floor_five(b))
+        if fives_from is None or a < fives_from or start >= end:
+            out.raw.append((a, b))
+            continue
+        out.fives.append((start, end))
+        out.raw.extend(span for span in ((a, start), (end, b)) if span[0] < span[1])
+    return out
 
 
 # ----- counting ----------------------------------------------------------------------------------------------
@@ -333,12 +389,20 @@ Key = tuple  # (objective_id, label[, target_id, region_id])
 
 
 def _tables() -> dict[str, str]:
-    from probes.models import Measurement, MissedRun, ServiceLevelObjective, SLODayCount, SLOHourCount
+    from probes.models import (
+        Measurement,
+        MissedRun,
+        ServiceLevelObjective,
+        SLODayCount,
+        SLOFiveMinuteCount,
+        SLOHourCount,
+    )
 
     return {
         "objective": ServiceLevelObjective._meta.db_table,
         "counts": SLOHourCount._meta.db_table,
         "day_counts": SLODayCount._meta.db_table,
+        "five_counts": SLOFiveMinuteCount._meta.db_table,
         "measured": Measurement._meta.db_table,
         "missed": MissedRun._meta.db_table,
     }
@@ -362,22 +426,43 @@ def counts_in(
     minutes: bool = False,
 ) -> dict[Key, Counts]:
     """Exact counts of each objective in each window [since, until), keyed (objective_id, label, target_id,
-    region_id), or (objective_id, label) with by_cell False. Three statements whatever the number of windows: the
-    day counts of their whole days, the hour counts of their other whole hours, and the raw rows and missed runs
-    of their partial hours, classified. bad_minutes is counted only with minutes (the days are then read from the
-    hours, whose masks hold them) and from whole hours only (a partial hour's minutes are not counted)."""
+    region_id), or (objective_id, label) with by_cell False. Five statements whatever the number of windows, in
+    one snapshot: the day counts of their whole days, the hour counts of their other whole hours (a window ending
+    at the present reads its current hour's count whole), the five-minute counts of the recent partial hours' whole
+    five minutes, the measurements above the counting position in all of those (not counted yet:
+    probes.slos.counting) and the raw rows and missed runs of what is left, classified. bad_minutes is counted
+    only with minutes (the days are then read from the hours, whose masks hold them) and from the counted calls
+    of whole hours only (a partial hour's minutes are not counted)."""
     if not objective_ids or not windows:
         return {}
+    if connection.in_atomic_block:
+        return _counts_in(objective_ids, windows, by_cell, minutes)
+    # One snapshot for the counts, the counting position and the rows above it: in another, a counting pass
+    # committed in between would have its rows read twice, or not at all.
+    with transaction.atomic():
+        with connection.cursor() as cur:
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return _counts_in(objective_ids, windows, by_cell, minutes)
+
+
+def _counts_in(
+    objective_ids: Sequence[int], windows: Mapping[str, tuple[datetime, datetime]], by_cell: bool, minutes: bool
+) -> dict[Key, Counts]:
     t = _tables()
     days: list[tuple[str, datetime, datetime]] = []
     hours: list[tuple[str, datetime, datetime]] = []
     raw: list[tuple[str, datetime, datetime]] = []
+    clock = datetime.now(UTC)
+    present = clock - PRESENT_SLACK
+    fives_from = floor_hour(clock) - timedelta(hours=FIVE_MINUTES_READ_HOURS)
+    fives: list[tuple[str, datetime, datetime]] = []
     for label, (since, until) in windows.items():
-        whole_days, whole_hours, partial = _split(since, until, days=not minutes)
-        if whole_days:
-            days.append((label, *whole_days))
-        hours.extend((label, a, b) for a, b in whole_hours)
-        raw.extend((label, a, b) for a, b in partial)
+        split = _split(since, until, days=not minutes, open_end=until >= present, fives_from=fives_from)
+        if split.days:
+            days.append((label, *split.days))
+        hours.extend((label, a, b) for a, b in split.hours)
+        fives.extend((label, a, b) for a, b in split.fives)
+        raw.extend((label, a, b) for a, b in split.raw)
     # Summed as plain integers and made Counts once per key: a month of 20 objectives is thousands of rows.
     out: dict[Key, list[int]] = {}
 
@@ -400,6 +485,7 @@ def counts_in(
         for spans, table, column, mask in (
             (days, t["day_counts"], "day", "0"),
             (hours, t["counts"], "hour", "sum(bit_count(c.bad_minutes::bit(64)))" if minutes else "0"),
+            (fives, t["five_counts"], "start", "0"),
         ):
             if not spans:
                 continue
@@ -428,6 +514,9 @@ def counts_in(
                 ],
             )
             add(cur.fetchall())
+        counted = [*days, *hours, *fives]
+        if counted:
+            add(_uncounted_counts(cur, objective_ids, counted, by_cell))
         if raw:
             add(_raw_counts(cur, objective_ids, raw, by_cell))
     return {key: Counts(*numbers) for key, numbers in out.items()}
@@ -460,19 +549,12 @@ def _raw_counts(
     # Only the rows inside the spans: a 30-day window's partial first hour and the partial last hour must not
     # read the 30 days between them (the spans, merged where they overlap, are a few hours at most).
     pieces = _merged([(a, b) for _, a, b in spans])
-    # Summed per interval between the spans' edges first, then per span, rather than every call joined to every
-    # span holding it.
-    edges, in_span = _intervals(spans)
-    values = ", ".join(["(%s, %s::int)"] * len(in_span))
-    cell = "a.target_id, a.region_id" if by_cell else "NULL::int, NULL::int"
     # started_at bounds from the slot rule (probes.slot_time) let the started_at indexes find the rows; the
     # scheduled_for bounds prune the day partitions. One SELECT per piece, joined by UNION ALL: each prunes by its
     # own bounds (PostgreSQL does not prune by an OR of the pieces' bounds in one WHERE).
     calls = " UNION ALL ".join(
         [
-            "SELECT m.target_id, m.region_id, m.scheduled_for, m.outcome, m.ttft_ms, m.total_ms, m.output_tokens, "
-            f"{in_silence_sql('m')} AS in_silence "
-            f"FROM {t['measured']} m WHERE m.scheduled_for >= %s AND m.scheduled_for < %s "
+            f"SELECT {_call_columns()} FROM {t['measured']} m WHERE m.scheduled_for >= %s AND m.scheduled_for < %s "
             "AND m.started_at >= %s AND m.started_at < %s"
         ]
         * len(pieces)
@@ -481,13 +563,72 @@ def _raw_counts(
     # each missed run, and for that cost starts parallel workers, whose start costs more than such a read.
     missed = " UNION ALL ".join(
         [
-            f"SELECT mr.target_id, mr.region_id, mr.scheduled_for FROM {t['missed']} mr "
+            f"SELECT mr.target_id, mr.region_id, mr.scheduled_for, 1 AS n FROM {t['missed']} mr "
             "WHERE mr.scheduled_for >= %s AND mr.scheduled_for < %s AND NOT EXISTS "
             f"(SELECT 1 FROM {t['measured']} m WHERE m.probe_id = mr.probe_id AND m.region_id = mr.region_id "
             "AND m.scheduled_for = mr.scheduled_for AND m.scheduled_for >= %s AND m.scheduled_for < %s)"
         ]
         * len(pieces)
     )
+    params = [
+        *(v for a, b in pieces for v in (a, b, a - SLOT_EARLY, b + SLOT_LATE)),
+        *(v for a, b in pieces for v in (a, b, a, b)),
+    ]
+    return _classified(cur, objective_ids, spans, by_cell, calls, missed, params)
+
+
+def _uncounted_counts(
+    cur: Any, objective_ids: Sequence[int], spans: list[tuple[str, datetime, datetime]], by_cell: bool
+) -> list[tuple[Any, ...]]:
+    """The measurements above the counting position (probes.slos.counting) whose slot lies in each span,
+    classified for the objectives current in this snapshot, and the missed runs they replace taken back: what the
+    counts of those spans will hold once the counter has counted them. Under a second's or a burst's worth of rows
+    when the counter keeps up; found by each day partition's id index."""
+    from probes.slos.counting import counted_sql
+
+    t = _tables()
+    low, high = min(a for _, a, _ in spans), max(b for _, _, b in spans)
+    calls = (
+        f"SELECT {_call_columns()}, m.probe_id FROM {t['measured']} m WHERE m.id > {counted_sql()} "
+        "AND m.scheduled_for >= %s AND m.scheduled_for < %s"
+    )
+    # Taken back: each counted missed run of a slot now measured (the counter takes it back as it counts the row).
+    missed = (
+        "SELECT mr.target_id, mr.region_id, mr.scheduled_for, -1 AS n FROM calls c "
+        f"JOIN {t['missed']} mr ON mr.probe_id = c.probe_id AND mr.region_id = c.region_id "
+        "AND mr.scheduled_for = c.scheduled_for"
+    )
+    return _classified(cur, objective_ids, spans, by_cell, calls, missed, [low, high], current=True)
+
+
+def _call_columns() -> str:
+    """A measurement's columns the classifier reads, and whether its slot lies in a silence (judged once a call)."""
+    return (
+        "m.target_id, m.region_id, m.scheduled_for, m.outcome, m.ttft_ms, m.total_ms, m.output_tokens, "
+        f"{in_silence_sql('m')} AS in_silence"
+    )
+
+
+def _classified(
+    cur: Any,
+    objective_ids: Sequence[int],
+    spans: list[tuple[str, datetime, datetime]],
+    by_cell: bool,
+    calls: str,
+    missed: str,
+    params: list[Any],
+    current: bool = False,
+) -> list[tuple[Any, ...]]:
+    """Counts per objective x span [x cell] of `calls` (a SELECT of _call_columns()) and `missed` (a SELECT of
+    target_id, region_id, scheduled_for and n, 1 or -1: it may name the CTE `calls`), classified for each objective
+    of objective_ids covering them (and current, with current). params: calls' then missed's."""
+    t = _tables()
+    # Summed per interval between the spans' edges first, then per span, rather than every call joined to every
+    # span holding it.
+    edges, in_span = _intervals(spans)
+    values = ", ".join(["(%s, %s::int)"] * len(in_span))
+    cell = "a.target_id, a.region_id" if by_cell else "NULL::int, NULL::int"
+    which = "o.id = ANY(%s)" + (" AND o.enabled AND o.counted_condition <> ''" if current else "")
     sql = (
         f"WITH w(label, piece) AS (VALUES {values}), "
         f"calls AS ({calls}), missed AS ({missed}), "
@@ -496,26 +637,19 @@ def _raw_counts(
         # Each covered pair with its objective's row, so the calls join one small table rather than look their
         # objective up call by call; a call's silence is judged once, not once per objective covering it.
         "cover AS (SELECT cv.target_id AS covered_target_id, cv.region_id AS covered_region_id, ob.* "
-        f"FROM ({covering_sql('pairs', 'o.id = ANY(%s)')}) cv JOIN {t['objective']} ob ON ob.id = cv.objective_id), "
+        f"FROM ({covering_sql('pairs', which)}) cv JOIN {t['objective']} ob ON ob.id = cv.objective_id), "
         f"x AS (SELECT o.id AS objective_id, s.target_id, s.region_id, s.scheduled_for, "
-        f"{call_class_sql('s', 'o', 's.in_silence')} AS cls FROM calls s JOIN cover o "
+        f"{call_class_sql('s', 'o', 's.in_silence')} AS cls, 1 AS n FROM calls s JOIN cover o "
         "ON o.covered_target_id = s.target_id AND o.covered_region_id = s.region_id "
-        f"UNION ALL SELECT o.id, s.target_id, s.region_id, s.scheduled_for, {missed_class_sql('s', 'o')} "
+        f"UNION ALL SELECT o.id, s.target_id, s.region_id, s.scheduled_for, {missed_class_sql('s', 'o')}, s.n "
         "FROM missed s JOIN cover o ON o.covered_target_id = s.target_id AND o.covered_region_id = s.region_id), "
         "a(objective_id, target_id, region_id, piece, good, degraded, bad, missed, excluded) AS ("
         "SELECT x.objective_id, x.target_id, x.region_id, width_bucket(x.scheduled_for, %s::timestamptz[]), "
-        f"{_sums('x.cls')} FROM x GROUP BY 1, 2, 3, 4) "
+        f"{_sums('x.cls', 'x.n')} FROM x GROUP BY 1, 2, 3, 4) "
         f"SELECT a.objective_id, w.label, {cell}, sum(a.good), sum(a.degraded), sum(a.bad), sum(a.missed), "
         "sum(a.excluded), 0 FROM a JOIN w ON w.piece = a.piece GROUP BY 1, 2, 3, 4"
     )
-    params = [
-        *(v for row in in_span for v in row),
-        *(v for a, b in pieces for v in (a, b, a - SLOT_EARLY, b + SLOT_LATE)),
-        *(v for a, b in pieces for v in (a, b, a, b)),
-        list(objective_ids),
-        edges,
-    ]
-    cur.execute(sql, params)
+    cur.execute(sql, [*(v for row in in_span for v in row), *params, list(objective_ids), edges])
     return list(cur.fetchall())
 
 

@@ -25,7 +25,15 @@ GOOD, DEGRADED, BAD, MISSED, EXCLUDED = "good", "degraded", "bad", "missed", "ex
 
 
 def _tables() -> dict[str, str]:
-    from probes.models import ModelGroup, Region, ServiceLevelObjective, Silence, SLODayCount, SLOHourCount
+    from probes.models import (
+        ModelGroup,
+        Region,
+        ServiceLevelObjective,
+        Silence,
+        SLODayCount,
+        SLOFiveMinuteCount,
+        SLOHourCount,
+    )
 
     targets = ServiceLevelObjective._meta.get_field("targets")
     regions = ServiceLevelObjective._meta.get_field("regions")
@@ -34,6 +42,7 @@ def _tables() -> dict[str, str]:
         "objective": ServiceLevelObjective._meta.db_table,
         "counts": SLOHourCount._meta.db_table,
         "day_counts": SLODayCount._meta.db_table,
+        "five_counts": SLOFiveMinuteCount._meta.db_table,
         "silence": Silence._meta.db_table,
         "region": Region._meta.db_table,
         "obj_targets": targets.m2m_db_table(),
@@ -183,14 +192,55 @@ def add_day_counts_sql(source: str) -> str:
     )
 
 
-def add_counts_ctes(source: str, name: str) -> str:
-    """Entries for a statement's WITH list adding `source`'s classified calls to the hour and the day counts:
-    `{name}` (the classified calls, computed once), `{name}_hours` (RETURNING the hour rows' missed) and
-    `{name}_days`. Both upserts lock their rows in key order, hours before days, in every writer's statement."""
+# Hours of five-minute counts written back from the current hour (SLOFiveMinuteCount): the 6-hour burn window's
+# start and a margin for a counter running late. Readers use them for spans inside FIVE_MINUTES_READ of now.
+FIVE_MINUTES_KEPT_HOURS = 8
+
+
+def add_five_minute_counts_sql(source: str) -> str:
+    """add_counts_sql's INSERT for the five-minute counts (SLOFiveMinuteCount): the same sums per five minutes, for
+    the calls of the last FIVE_MINUTES_KEPT_HOURS hours only. `source` also has `five` (minute // 5)."""
+    t = _tables()
     return (
-        f"{name} AS MATERIALIZED ({source}), "
+        f"INSERT INTO {t['five_counts']} AS c (objective_id, start, target_id, region_id, good, degraded, bad, "
+        "missed, excluded) "
+        "SELECT objective_id, hour + five * interval '5 minutes', target_id, region_id, "
+        f"coalesce(sum(n) FILTER (WHERE cls IN ('{GOOD}', '{DEGRADED}')), 0), "
+        f"coalesce(sum(n) FILTER (WHERE cls = '{DEGRADED}'), 0), "
+        f"coalesce(sum(n) FILTER (WHERE cls IN ('{BAD}', '{MISSED}')), 0), "
+        f"coalesce(sum(n) FILTER (WHERE cls = '{MISSED}'), 0), "
+        f"coalesce(sum(n) FILTER (WHERE cls = '{EXCLUDED}'), 0) "
+        f"FROM {source} WHERE hour >= date_trunc('hour', now()) - interval '{FIVE_MINUTES_KEPT_HOURS} hours' "
+        "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 "
+        "ON CONFLICT (objective_id, start, target_id, region_id) DO UPDATE SET "
+        "good = c.good + EXCLUDED.good, degraded = c.degraded + EXCLUDED.degraded, bad = c.bad + EXCLUDED.bad, "
+        "missed = c.missed + EXCLUDED.missed, excluded = c.excluded + EXCLUDED.excluded"
+    )
+
+
+def summed_sql(source: str) -> str:
+    """`source`'s classified calls summed per key, five minutes and class (a bad call's minute kept), what the
+    upserts read: a batch's calls are mostly good ones of a few hours, so tens of thousands of classified calls
+    become a few thousand rows to sort. Kept apart by sign, so a take-back never cancels the bit of a bad call in
+    its minute."""
+    return (
+        "SELECT objective_id, target_id, region_id, hour, minute / 5 AS five, "
+        f"CASE WHEN cls IN ('{BAD}', '{MISSED}') THEN minute END AS minute, cls, sum(n)::int AS n "
+        f"FROM ({source}) AS src GROUP BY 1, 2, 3, 4, 5, 6, 7, n > 0"
+    )
+
+
+def add_counts_ctes(source: str, name: str, *, days: bool = True) -> str:
+    """Entries for a statement's WITH list adding `source`'s classified calls to the hour, the day (unless days is
+    False: a rebuild writes its days from its hours at the end) and the five-minute counts: `{name}` (the
+    classified calls, summed once), `{name}_hours` (RETURNING the hour rows' missed), `{name}_days` and
+    `{name}_fives`. Every upsert locks its rows in key order, hours, then days, then five minutes, in every
+    writer's statement."""
+    return (
+        f"{name} AS MATERIALIZED ({summed_sql(source)}), "
         f"{name}_hours AS ({add_counts_sql(name)} RETURNING missed), "
-        f"{name}_days AS ({add_day_counts_sql(name)})"
+        + (f"{name}_days AS ({add_day_counts_sql(name)}), " if days else "")
+        + f"{name}_fives AS ({add_five_minute_counts_sql(name)})"
     )
 
 

@@ -268,6 +268,58 @@ class SLODayCount(SLOCounts):
         return f"{self.objective_id}: {self.target_id} from {self.region_id} on {self.day:%Y-%m-%d}"
 
 
+class SLOFiveMinuteCount(SLOCounts):
+    """The same counts per five minutes of the last hours only (FIVE_MINUTES_KEPT): the burn rates over 5 m, 30 m,
+    1 h and 6 h start inside an hour, and read these instead of classifying that hour's raw rows again on every
+    page, scrape and alert pass. Written by the same statements as the hour counts, for calls whose slot is recent;
+    older rows are deleted by the counter (probes.slos.counting.prune_five_minutes)."""
+
+    objective = models.ForeignKey(
+        ServiceLevelObjective,
+        on_delete=models.CASCADE,
+        related_name="five_minute_counts",
+        verbose_name=_("objective"),
+        db_index=False,
+    )
+    start = models.DateTimeField(_("start"))
+
+    class Meta:
+        verbose_name = _("objective five-minute count")
+        verbose_name_plural = _("objective five-minute counts")
+        constraints = [
+            # The counter's INSERT … ON CONFLICT (objective, start, target, region) DO UPDATE, and with the objective
+            # and start first, a window's read (WHERE objective_id = ANY(%s) AND start >= %s AND start < %s) and the
+            # prune (WHERE objective_id = ANY(%s) AND start < %s) too.
+            models.UniqueConstraint(
+                fields=["objective", "start", "target", "region"], name="slo_five_minute_count_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.objective_id}: {self.target_id} from {self.region_id} at {self.start:%Y-%m-%d %H:%M}"
+
+
+class SLOCounted(models.Model):
+    """How far the objectives' counts have got: one row (id 1). Every measurement with an id at or below `through`
+    is in the hour and day counts of every objective that was current when it was counted; the counter
+    (probes.slos.counting.count_pending) counts the rows above it and moves it, readers (probes.readings.slos)
+    classify those rows themselves in the same snapshot. Counting behind ingest, in one statement for however
+    many batches arrived meanwhile, rather than in every batch's own statement: a batch of a few hundred calls
+    spread over many targets and regions upserts nearly as many count rows as it holds calls."""
+
+    SINGLETON = 1
+
+    through = models.BigIntegerField(_("counted through measurement id"), default=0)
+    counted_at = models.DateTimeField(_("counted at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("objectives' counting position")
+        verbose_name_plural = _("objectives' counting position")
+
+    def __str__(self) -> str:
+        return f"counted through {self.through}"
+
+
 class ObjectiveAlertState(models.Model):
     """Where an objective's burn-rate alert stands between passes (probes.slos.alerts): ok, or firing at a
     severity with an incident open. No pending or clearing state: the alert's own long and short windows are its

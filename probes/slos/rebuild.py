@@ -1,15 +1,17 @@
 """Recounting one objective from the raw rows kept (`manage.py slo_rebuild`, probes.slos.tasks.rebuild_objective).
 
-Exact against concurrent ingest, without holding ingest up for the length of the count:
+Exact against concurrent ingest and its counter (probes.slos.counting.count_pending), without holding either up
+for the length of the count:
 
 1. In a transaction of its own: lock the objective FOR UPDATE (waiting for writers in flight, which hold FOR KEY
-   SHARE: probes.slos.counting), empty counted_condition and delete its counts. From the commit on, ingest and
-   the missed-run pass skip the objective.
-2. In one transaction: count the measurements up to a cut (probes.rollups.locks.take_cut: every row at or below
-   it is committed), then those up to a second cut (the rows stored meanwhile), unlocked; then lock the objective
-   FOR UPDATE, which waits for the writers in flight, and count the rest (rows above the second cut, now all
-   committed and skipped by their writers) and the missed runs without a measurement; set counted_condition and
-   exact_since, commit. Writers after that see the objective current and count for themselves.
+   SHARE: probes.slos.counting), empty counted_condition and delete its counts. From the commit on, the counter
+   and the missed-run pass skip the objective.
+2. In one transaction: count the measurements up to the counting position as read (SLOCounted.through: every row
+   at or below it is committed), unlocked; then lock the position's row, which waits for a counting pass in flight
+   and keeps the next one out until this commit, and count the rows up to the position as it is now; lock the
+   objective FOR UPDATE (waiting for the missed-run pass in flight) and count the missed runs that no measurement
+   at or below the position replaced; set counted_condition and exact_since, commit. The counter then counts
+   the rows above the position for this objective too, taking back the missed runs they replace.
 
 Every call is then counted exactly once. If the objective's condition changed meanwhile (a save enqueues another
 rebuild) or another rebuild finished first, the transaction is rolled back and nothing is written.
@@ -24,13 +26,10 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
-from probes.rollups.locks import take_cut
-from probes.slos.classify import add_counts_sql, days_from_hours_sql
-from probes.slos.counting import classified_calls_sql, missed_calls_sql
+from probes.slos.classify import add_counts_ctes, days_from_hours_sql
+from probes.slos.counting import MEASURED, classified_calls_sql, counted_sql, lock_counted, missed_calls_sql
 
 log = logging.getLogger(__name__)
-
-MEASURED = "probe_id, target_id, region_id, scheduled_for, outcome, ttft_ms, total_ms, output_tokens"
 
 
 @dataclass(frozen=True)
@@ -48,13 +47,13 @@ class Superseded(Exception):
 
 def clear(objective_id: int) -> str:
     """Step 1: the objective waits for a rebuild (ingest skips it) with no counts. Returns its fingerprint."""
-    from probes.models import ServiceLevelObjective, SLODayCount, SLOHourCount
+    from probes.models import ServiceLevelObjective, SLODayCount, SLOFiveMinuteCount, SLOHourCount
 
     with transaction.atomic():
         objective = ServiceLevelObjective.objects.select_for_update().get(id=objective_id)
         ServiceLevelObjective.objects.filter(id=objective_id).update(counted_condition="", exact_since=None)
-        SLOHourCount.objects.filter(objective_id=objective_id).delete()
-        SLODayCount.objects.filter(objective_id=objective_id).delete()
+        for counts in (SLOHourCount, SLODayCount, SLOFiveMinuteCount):
+            counts.objects.filter(objective_id=objective_id).delete()
     return objective.condition_fingerprint()
 
 
@@ -76,9 +75,9 @@ def _count_rows(cur, objective_id: int, above: int | None, upto: int | None) -> 
         f"(SELECT t.id AS target_id, r.id AS region_id FROM {Target._meta.db_table} t "
         f"CROSS JOIN {Region._meta.db_table} r)"
     )
-    cur.execute(
-        add_counts_sql(classified_calls_sql(source, "o.id = %s", pairs) + " AS classified"), [*params, objective_id]
-    )
+    # Hours and the recent five minutes; the days are written from the hours at the end.
+    counted = add_counts_ctes(classified_calls_sql(source, "o.id = %s", pairs), "slo_rebuilt", days=False)
+    cur.execute(f"WITH {counted} SELECT 1", [*params, objective_id])
 
 
 def rebuild(objective_id: int) -> Rebuilt:
@@ -89,30 +88,29 @@ def rebuild(objective_id: int) -> Rebuilt:
     began = time.monotonic()
     fingerprint = clear(objective_id)
     with transaction.atomic(), connection.cursor() as cur:
-        first = take_cut()
+        cur.execute(f"SELECT {counted_sql()}")
+        (first,) = cur.fetchone()
         _count_rows(cur, objective_id, None, first)
-        second = take_cut()
-        _count_rows(cur, objective_id, first, second)
-        # Read before the lock (ingest waits while it is held): only a late row older than every row kept could
-        # make it older, and retention removes the oldest rows first anyway.
+        # Read before the locks (the counter waits while the position's is held): only a late row older than every
+        # row kept could make it older, and retention removes the oldest rows first anyway.
         cur.execute(f"SELECT min(scheduled_for) FROM {Measurement._meta.db_table}")
         (oldest,) = cur.fetchone()
+        second = lock_counted(cur)
+        if second > first:
+            _count_rows(cur, objective_id, first, second)
         objective = ServiceLevelObjective.objects.select_for_update().get(id=objective_id)
         if objective.counted_condition or objective.condition_fingerprint() != fingerprint:
             raise Superseded(f"objective {objective_id} changed or was rebuilt while counting")
-        _count_rows(cur, objective_id, second, None)
         measured, missed = Measurement._meta.db_table, MissedRun._meta.db_table
+        # A measurement above the position replaces its missed run only once the counter counts it, which takes
+        # the missed run back: until then the missed run is counted.
         unmeasured = (
             f"(SELECT mr.target_id, mr.region_id, mr.scheduled_for FROM {missed} mr WHERE NOT EXISTS "
             f"(SELECT 1 FROM {measured} m WHERE m.probe_id = mr.probe_id AND m.region_id = mr.region_id "
-            "AND m.scheduled_for = mr.scheduled_for))"
+            "AND m.scheduled_for = mr.scheduled_for AND m.id <= %s))"
         )
-        missed_runs_classified = f"({missed_calls_sql(unmeasured, 'o.id = %s')}) AS classified"
-        cur.execute(
-            f"WITH added AS ({add_counts_sql(missed_runs_classified)} RETURNING missed) "
-            "SELECT coalesce(sum(missed), 0) FROM added",
-            [objective_id],
-        )
+        counted = add_counts_ctes(missed_calls_sql(unmeasured, "o.id = %s"), "slo_rebuilt", days=False)
+        cur.execute(f"WITH {counted} SELECT coalesce(sum(missed), 0) FROM slo_rebuilt_hours", [second, objective_id])
         (missed_runs,) = cur.fetchone()
         cur.execute(days_from_hours_sql(), {"objective": objective_id})
         now = datetime.now(UTC)

@@ -26,7 +26,7 @@ def objective_saved(objective_id: int, *, recount: bool = False) -> bool:
     value read, under the row lock that waits for ingest's counting in flight: probes.slos.counting) and, when it
     is enabled, queue its rebuild once that commits. With recount, do so even when the fingerprint is the same
     (what classifies the calls changed outside the objective: silence_changed). True when a rebuild was queued."""
-    from probes.models import ServiceLevelObjective, SLODayCount, SLOHourCount
+    from probes.models import ServiceLevelObjective, SLODayCount, SLOFiveMinuteCount, SLOHourCount
 
     with transaction.atomic():
         objective = ServiceLevelObjective.objects.select_for_update().filter(id=objective_id).first()
@@ -40,8 +40,8 @@ def objective_saved(objective_id: int, *, recount: bool = False) -> bool:
         ).update(counted_condition="", exact_since=None)
         if not swapped:
             return False
-        SLOHourCount.objects.filter(objective_id=objective_id).delete()
-        SLODayCount.objects.filter(objective_id=objective_id).delete()
+        for counts in (SLOHourCount, SLODayCount, SLOFiveMinuteCount):
+            counts.objects.filter(objective_id=objective_id).delete()
         if not objective.enabled:
             log.info("objective %s: disabled, counts emptied until it is enabled again", objective_id)
             return False

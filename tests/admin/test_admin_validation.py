@@ -438,6 +438,10 @@ INTERNAL_MODELS = {
     "SeriesBlockMark",
     # An objective's day counts: the sums of its hour counts (shown under Records), written beside them.
     "SLODayCount",
+    # The same counts per five minutes for the last hours only (the short burn windows), and how far the counter
+    # has got: bookkeeping the counter writes and readers take, nothing a person reads or edits.
+    "SLOFiveMinuteCount",
+    "SLOCounted",
 }
 
 

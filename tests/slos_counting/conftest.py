@@ -3,7 +3,8 @@
 probes.slos.rebuild.
 
 - `ingest(probe, region, calls)`: store [(slot, result fields)] as one region worker's message; rows stored.
-- `counts(objective)`: {field: total} of the objective's hour counts.
+- `counts(objective)`: {field: total} of the objective's hour counts, once the counter has counted every row stored
+  (probes.slos.counting.count_pending: ingest counts at most every 2 s).
 - `current(objective)`: rebuild it (no raw rows yet: nothing to count) so ingest counts it from now on.
 - `hour_ago()`: a whole hour in the past, whose slots are neither ahead nor missed yet.
 """
@@ -27,7 +28,9 @@ def ingest(probe, region, calls: list[tuple[datetime, dict]]) -> int:
 
 def counts(objective) -> dict[str, int]:
     from probes.models import SLOHourCount
+    from probes.slos.counting import count_pending
 
+    count_pending()
     totals = SLOHourCount.objects.filter(objective=objective).aggregate(**{f: Sum(f) for f in FIELDS})
     return {f: totals[f] or 0 for f in FIELDS}
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from probes.models import SLOHourCount
+from probes.slos.counting import count_pending
 from probes.slos.rebuild import rebuild
 from tests.factories import ModelGroupFactory, ProbeFactory, RegionFactory, ServiceLevelObjectiveFactory
 from tests.slos_counting.conftest import current, hour_ago, ingest
 
 
 def _per_target(objective) -> dict[int, tuple[int, int]]:
+    count_pending()
     return {
         row.target_id: (row.good, row.bad) for row in SLOHourCount.objects.filter(objective=objective).order_by("id")
     }

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from probes.models import SLOHourCount
+from probes.slos.counting import count_pending
 from probes.slos.rebuild import rebuild
 from tests.factories import ProbeFactory, RegionFactory, ServiceLevelObjectiveFactory
 from tests.slos_counting.conftest import current, hour_ago, ingest
 
 
 def _regions(objective) -> set[int]:
+    count_pending()
     return set(SLOHourCount.objects.filter(objective=objective).values_list("region_id", flat=True))
 
 

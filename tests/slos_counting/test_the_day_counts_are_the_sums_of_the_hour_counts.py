@@ -12,12 +12,14 @@ from django.db.models.functions import TruncDay
 
 from probes.fleet.missed import close_slots
 from probes.models import MissedRun, Probe, Region, SLODayCount, SLOHourCount
+from probes.slos.counting import count_pending
 from probes.slos.rebuild import rebuild
 from tests.factories import ProbeFactory, ServiceLevelObjectiveFactory
 from tests.slos_counting.conftest import FIELDS, current, ingest
 
 
 def _by_day(model, column: str, objective) -> dict:
+    count_pending()
     rows = (
         model.objects.filter(objective=objective)
         .annotate(d=TruncDay(column, tzinfo=UTC))
