@@ -29,9 +29,9 @@ The figures, one definition:
   bad_share x eligible;
 - projected exhaustion: the remaining share lasts remaining x window / burn at the last 24 hours' burn rate;
 - windows of a day or more (24 h, 3 d and the objective's own) start at the first whole hour inside them
-  (reading_start); a window ending now reads its current hour (or five minutes) from that count, which holds
-  the calls so far; so the raw rows read are the few minutes before the first whole five minutes of the windows
-  under a day;
+  (reading_start); a window ending now reads its current day (or hour, or five minutes, when it starts inside
+  them) from that count, which holds the calls so far; so the raw rows read are the few minutes before the first
+  whole five minutes of the windows under a day;
 - status: disabled, rebuilding (counts not yet exact), no_data, exhausted (nothing remaining), page or ticket (a
   burn-rate alert's condition holds: BURN_ALERTS), else ok.
 """
@@ -42,7 +42,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from django.db import connection, transaction
 
@@ -111,8 +111,10 @@ def alert_for(burn: Mapping[str, float | None]) -> BurnAlert | None:
     return next((alert for alert in BURN_ALERTS if alert.holds(burn)), None)
 
 
-@dataclass(frozen=True)
-class Counts:
+class Counts(NamedTuple):
+    """A tuple rather than a frozen dataclass: a month of 20 objectives makes thousands of them per read, and a
+    frozen dataclass sets each field through object.__setattr__."""
+
     good: int = 0  # degraded included
     degraded: int = 0
     bad: int = 0  # missed included
@@ -124,7 +126,9 @@ class Counts:
     def eligible(self) -> int:
         return self.good + self.bad
 
-    def __add__(self, other: Counts) -> Counts:
+    def __add__(self, other: object) -> Counts:
+        if not isinstance(other, Counts):
+            return NotImplemented
         return Counts(
             self.good + other.good,
             self.degraded + other.degraded,
@@ -355,13 +359,15 @@ def _split(
 ) -> Split:
     """[since, until) as its whole days (from the day counts, unless days is False), its other whole hours (from
     the hour counts), the whole five minutes of its partial hours at or after fives_from (from the five-minute
-    counts) and the rest (from raw rows). open_end: until is the present, so the count of its hour (or of its five
-    minutes, when the window starts inside that hour) holds that hour's calls so far and is read whole."""
+    counts) and the rest (from raw rows). open_end: until is the present, so the count of its day (or of its hour,
+    or five minutes, when the window starts inside that day, or hour) holds the calls so far and is read whole."""
     if until <= since:
         return Split()
-    low, high = ceil_hour(since), (ceil_hour(until) if open_end and since <= floor_hour(until) else floor_hour(until))
-    if open_end and high > until:
-        until = high
+    if open_end and days and since <= floor_day(until):
+        until = ceil_day(until)  # today read from today's day count
+    elif open_end and since <= floor_hour(until):
+        until = ceil_hour(until)  # the current hour read from its hour count
+    low, high = ceil_hour(since), floor_hour(until)
     out = Split()
     if low >= high:
         partial = [(since, until)]
@@ -386,6 +392,16 @@ def _split(
 # ----- counting ----------------------------------------------------------------------------------------------
 
 Key = tuple  # (objective_id, label[, target_id, region_id])
+# What counts_in sums over: each target x region, each region (its targets together), or the objective.
+By = Literal["cell", "region", "objective"]
+
+
+def _cell_sql(alias: str, by: By) -> str:
+    """The (target_id, region_id) columns a count is keyed by: 0 for the target when by region, NULL for both when
+    by objective."""
+    if by == "cell":
+        return f"{alias}.target_id, {alias}.region_id"
+    return f"0, {alias}.region_id" if by == "region" else "NULL::int, NULL::int"
 
 
 def _tables() -> dict[str, str]:
@@ -423,30 +439,33 @@ def counts_in(
     windows: Mapping[str, tuple[datetime, datetime]],
     *,
     by_cell: bool = True,
+    by_region: bool = False,
     minutes: bool = False,
 ) -> dict[Key, Counts]:
     """Exact counts of each objective in each window [since, until), keyed (objective_id, label, target_id,
-    region_id), or (objective_id, label) with by_cell False. Five statements whatever the number of windows, in
-    one snapshot: the day counts of their whole days, the hour counts of their other whole hours (a window ending
-    at the present reads its current hour's count whole), the five-minute counts of the recent partial hours' whole
-    five minutes, the measurements above the counting position in all of those (not counted yet:
-    probes.slos.counting) and the raw rows and missed runs of what is left, classified. bad_minutes is counted
-    only with minutes (the days are then read from the hours, whose masks hold them) and from the counted calls
-    of whole hours only (a partial hour's minutes are not counted)."""
+    region_id), or (objective_id, label) with by_cell False, or (objective_id, label, 0, region_id) with by_region
+    (every target of a region together: what an objective's own figures need). Five statements whatever the
+    number of windows, in one snapshot: the day counts of their whole days, the hour counts of their other whole
+    hours (a window ending at the present reads its current day's or hour's count whole), the five-minute counts
+    of the recent partial hours' whole five minutes, the measurements above the counting position in all of those
+    (not counted yet: probes.slos.counting) and the raw rows and missed runs of what is left, classified.
+    bad_minutes is counted only with minutes (the days are then read from the hours, whose masks hold them) and
+    from the counted calls of whole hours only (a partial hour's minutes are not counted)."""
     if not objective_ids or not windows:
         return {}
+    by: By = "region" if by_region else "cell" if by_cell else "objective"
     if connection.in_atomic_block:
-        return _counts_in(objective_ids, windows, by_cell, minutes)
+        return _counts_in(objective_ids, windows, by, minutes)
     # One snapshot for the counts, the counting position and the rows above it: in another, a counting pass
     # committed in between would have its rows read twice, or not at all.
     with transaction.atomic():
         with connection.cursor() as cur:
             cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return _counts_in(objective_ids, windows, by_cell, minutes)
+        return _counts_in(objective_ids, windows, by, minutes)
 
 
 def _counts_in(
-    objective_ids: Sequence[int], windows: Mapping[str, tuple[datetime, datetime]], by_cell: bool, minutes: bool
+    objective_ids: Sequence[int], windows: Mapping[str, tuple[datetime, datetime]], by: By, minutes: bool
 ) -> dict[Key, Counts]:
     t = _tables()
     days: list[tuple[str, datetime, datetime]] = []
@@ -468,7 +487,7 @@ def _counts_in(
 
     def add(rows: Iterable[Sequence[Any]]) -> None:
         for objective_id, label, target_id, region_id, *numbers in rows:
-            key = (objective_id, label, target_id, region_id) if by_cell else (objective_id, label)
+            key = (objective_id, label) if by == "objective" else (objective_id, label, target_id, region_id)
             got = out.get(key)
             if got is None:
                 out[key] = [int(n) for n in numbers]
@@ -476,7 +495,7 @@ def _counts_in(
                 for i, n in enumerate(numbers):
                     got[i] += int(n)
 
-    cell = "c.target_id, c.region_id" if by_cell else "NULL::int, NULL::int"
+    cell = _cell_sql("c", by)
     sums = (
         "sum(c.good) AS good, sum(c.degraded) AS degraded, sum(c.bad) AS bad, sum(c.missed) AS missed, "
         "sum(c.excluded) AS excluded"
@@ -516,9 +535,9 @@ def _counts_in(
             add(cur.fetchall())
         counted = [*days, *hours, *fives]
         if counted:
-            add(_uncounted_counts(cur, objective_ids, counted, by_cell))
+            add(_uncounted_counts(cur, objective_ids, counted, by))
         if raw:
-            add(_raw_counts(cur, objective_ids, raw, by_cell))
+            add(_raw_counts(cur, objective_ids, raw, by))
     return {key: Counts(*numbers) for key, numbers in out.items()}
 
 
@@ -542,7 +561,7 @@ def _merged(spans: list[tuple[datetime, datetime]]) -> list[tuple[datetime, date
 
 
 def _raw_counts(
-    cur: Any, objective_ids: Sequence[int], spans: list[tuple[str, datetime, datetime]], by_cell: bool
+    cur: Any, objective_ids: Sequence[int], spans: list[tuple[str, datetime, datetime]], by: By
 ) -> list[tuple[Any, ...]]:
     """The classified raw rows and missed runs (without a measurement) whose slot lies in each span."""
     t = _tables()
@@ -574,11 +593,11 @@ def _raw_counts(
         *(v for a, b in pieces for v in (a, b, a - SLOT_EARLY, b + SLOT_LATE)),
         *(v for a, b in pieces for v in (a, b, a, b)),
     ]
-    return _classified(cur, objective_ids, spans, by_cell, calls, missed, params)
+    return _classified(cur, objective_ids, spans, by, calls, missed, params)
 
 
 def _uncounted_counts(
-    cur: Any, objective_ids: Sequence[int], spans: list[tuple[str, datetime, datetime]], by_cell: bool
+    cur: Any, objective_ids: Sequence[int], spans: list[tuple[str, datetime, datetime]], by: By
 ) -> list[tuple[Any, ...]]:
     """The measurements above the counting position (probes.slos.counting) whose slot lies in each span,
     classified for the objectives current in this snapshot, and the missed runs they replace taken back: what the
@@ -587,9 +606,19 @@ def _uncounted_counts(
     from probes.slos.counting import counted_sql
 
     t = _tables()
+    # The position as a constant, read in this snapshot: as a subquery its value is unknown when the statement is
+    # planned, and a third of every day partition is assumed above it (a scan of every row). Nothing to read when
+    # no id has been drawn above it.
+    cur.execute(
+        f"SELECT {counted_sql()}, coalesce(pg_sequence_last_value(pg_get_serial_sequence(%s, 'id')::regclass), 0)",
+        [t["measured"]],
+    )
+    through, drawn = cur.fetchone()
+    if drawn <= through:
+        return []
     low, high = min(a for _, a, _ in spans), max(b for _, _, b in spans)
     calls = (
-        f"SELECT {_call_columns()}, m.probe_id FROM {t['measured']} m WHERE m.id > {counted_sql()} "
+        f"SELECT {_call_columns()}, m.probe_id FROM {t['measured']} m WHERE m.id > %s "
         "AND m.scheduled_for >= %s AND m.scheduled_for < %s"
     )
     # Taken back: each counted missed run of a slot now measured (the counter takes it back as it counts the row).
@@ -598,7 +627,7 @@ def _uncounted_counts(
         f"JOIN {t['missed']} mr ON mr.probe_id = c.probe_id AND mr.region_id = c.region_id "
         "AND mr.scheduled_for = c.scheduled_for"
     )
-    return _classified(cur, objective_ids, spans, by_cell, calls, missed, [low, high], current=True)
+    return _classified(cur, objective_ids, spans, by, calls, missed, [through, low, high], current=True)
 
 
 def _call_columns() -> str:
@@ -613,7 +642,7 @@ def _classified(
     cur: Any,
     objective_ids: Sequence[int],
     spans: list[tuple[str, datetime, datetime]],
-    by_cell: bool,
+    by: By,
     calls: str,
     missed: str,
     params: list[Any],
@@ -627,7 +656,7 @@ def _classified(
     # span holding it.
     edges, in_span = _intervals(spans)
     values = ", ".join(["(%s, %s::int)"] * len(in_span))
-    cell = "a.target_id, a.region_id" if by_cell else "NULL::int, NULL::int"
+    cell = _cell_sql("a", by)
     which = "o.id = ANY(%s)" + (" AND o.enabled AND o.counted_condition <> ''" if current else "")
     sql = (
         f"WITH w(label, piece) AS (VALUES {values}), "
@@ -646,8 +675,8 @@ def _classified(
         "a(objective_id, target_id, region_id, piece, good, degraded, bad, missed, excluded) AS ("
         "SELECT x.objective_id, x.target_id, x.region_id, width_bucket(x.scheduled_for, %s::timestamptz[]), "
         f"{_sums('x.cls', 'x.n')} FROM x GROUP BY 1, 2, 3, 4) "
-        f"SELECT a.objective_id, w.label, {cell}, sum(a.good), sum(a.degraded), sum(a.bad), sum(a.missed), "
-        "sum(a.excluded), 0 FROM a JOIN w ON w.piece = a.piece GROUP BY 1, 2, 3, 4"
+        f"SELECT a.objective_id, w.label, {cell}, sum(a.good)::bigint, sum(a.degraded)::bigint, sum(a.bad)::bigint, "
+        "sum(a.missed)::bigint, sum(a.excluded)::bigint, 0 FROM a JOIN w ON w.piece = a.piece GROUP BY 1, 2, 3, 4"
     )
     cur.execute(sql, [*(v for row in in_span for v in row), *params, list(objective_ids), edges])
     return list(cur.fetchall())
@@ -724,7 +753,7 @@ def objective_rows(
     for kind in {o.window for o in objectives}:
         since, until = window_of(kind, now)
         windows[kind] = (reading_start(since, until - since), until)
-    counts = counts_in(counting, windows)
+    counts = counts_in(counting, windows, by_region=not cells)
     regions = {r["id"]: r for r in Region.objects.values("id", "slug", "name")}
     slugs = {rid: r["slug"] for rid, r in regions.items()}
     target_names = dict(Target.objects.values_list("id", "name")) if cells else {}
