@@ -1,8 +1,9 @@
 """An objective and its hourly counts. Registered with the app from probes.models.
 
 A joint condition (ok AND ttft <= X AND tpot <= Y AND total <= Z) cannot be read from the separate histograms the
-rollups keep, so each objective is counted exactly, call by call, into SLOHourCount as rows are stored, and
-rebuilt from raw rows when it is created or its condition changes (`manage.py slo_rebuild NAME`)."""
+rollups keep, so each objective is counted exactly, call by call, into SLOHourCount (and per day and five minutes)
+as rows are stored, seconds behind ingest (probes.slos.counting), and rebuilt from raw rows when it is created or
+its condition changes (`manage.py slo_rebuild NAME`)."""
 
 from __future__ import annotations
 
