@@ -135,11 +135,28 @@ def take_cut() -> int:
     for ingests already in flight to commit), never for a build. A transaction-scoped lock would be held until
     the rebuild's commit. The read runs in a savepoint, so a failure there leaves the transaction able to run
     the unlock."""
+    cut = _cut(wait=True)
+    assert cut is not None
+    return cut
+
+
+def try_take_cut() -> int | None:
+    """take_cut, or None at once when an ingest is in flight: for ingest's own counter, which must never wait for
+    another ingest's transaction (that transaction may be waiting for this one's caller)."""
+    return _cut(wait=False)
+
+
+def _cut(*, wait: bool) -> int | None:
     from probes.models import Measurement
 
     key = int(LockSpace.INGEST_IDS)
     with connection.cursor() as cur:
-        cur.execute("SELECT pg_advisory_lock(%s, 0)", [key])
+        if wait:
+            cur.execute("SELECT pg_advisory_lock(%s, 0)", [key])
+        else:
+            cur.execute("SELECT pg_try_advisory_lock(%s, 0)", [key])
+            if not cur.fetchone()[0]:
+                return None
         try:
             with transaction.atomic():
                 cur.execute(

@@ -6,10 +6,10 @@ Behind ingest: ingest stores rows and nothing else; count_pending classifies eve
 (SLOCounted.through) up to a cut (probes.rollups.locks.take_cut: every row at or below it committed) for every
 current objective in one statement, and moves the position to the cut, in one transaction. However many batches
 arrived meanwhile, each count row is upserted once, where a batch's own statement upserted nearly a row per call.
-Ingest runs it after storing (at most every INGEST_COUNT_EVERY_S in a process, never waiting for another counter),
-the central beat on its schedule (probes.slos.count_calls, settings.CELERY_BEAT_SCHEDULE); readers classify the
-rows above the position themselves, in the same snapshot as the counts (probes.readings.slos), so a reading is
-exact however far behind the counter is.
+Ingest runs it after storing (at most every INGEST_COUNT_EVERY_S in a process, never waiting for another counter
+or an ingest in flight), the central beat on its schedule (probes.slos.count_calls, settings.CELERY_BEAT_SCHEDULE);
+readers classify the rows above the position themselves, in the same snapshot as the counts
+(probes.readings.slos), so a reading is exact however far behind the counter is.
 
 Which objectives count a call: enabled ones covering its target and region (probes.slos.classify.covers_sql) whose
 counts are current (counted_condition set: an objective waiting for its rebuild is skipped, the rebuild counts
@@ -164,9 +164,9 @@ def lock_counted(cur: Any, *, wait: bool = True) -> int | None:
 def count_pending(*, wait: bool = True) -> int:
     """Count every stored measurement above the counting position for every current objective, up to the
     latest cut, and move the position there. Without wait, return at once when another counter holds the
-    position. Returns the measurements counted (those the id range held)."""
+    position or an ingest is in flight. Returns the measurements counted (those the id range held)."""
     from probes.models import Measurement, SLOCounted
-    from probes.rollups.locks import take_cut
+    from probes.rollups.locks import take_cut, try_take_cut
 
     measured = Measurement._meta.db_table
     total = 0
@@ -175,7 +175,11 @@ def count_pending(*, wait: bool = True) -> int:
             low = lock_counted(cur, wait=wait)
             if low is None:
                 return total
-            cut = min(take_cut(), low + MAX_IDS_PER_PASS)
+            # Without wait, not even for the ingests in flight: one may be held open by a caller waiting for this.
+            latest = take_cut() if wait else try_take_cut()
+            if latest is None:
+                return total
+            cut = min(latest, low + MAX_IDS_PER_PASS)
             if cut <= low:
                 return total
             if lock_objectives(cur):
