@@ -7,6 +7,8 @@ probes.slos.rebuild.
   (probes.slos.counting.count_pending: ingest counts at most every 2 s).
 - `current(objective)`: rebuild it (no raw rows yet: nothing to count) so ingest counts it from now on.
 - `hour_ago()`: a whole hour in the past, whose slots are neither ahead nor missed yet.
+- `scheduled_since(hours, **probe)`: a probe and its region configured that long ago, so the missed-run pass
+  closes their slots since then; (probe, region, now).
 """
 
 from __future__ import annotations
@@ -45,3 +47,15 @@ def current(objective):
 
 def hour_ago() -> datetime:
     return datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+
+
+def scheduled_since(hours: float, **fields):
+    from probes.models import Probe, Region
+    from tests.factories import ProbeFactory
+
+    probe = ProbeFactory(**fields)
+    region = probe.regions.get()
+    now = datetime.now(UTC)
+    Probe.objects.filter(id=probe.id).update(updated_at=now - timedelta(hours=hours))
+    Region.objects.filter(id=region.id).update(updated_at=now - timedelta(hours=hours))
+    return probe, region, now

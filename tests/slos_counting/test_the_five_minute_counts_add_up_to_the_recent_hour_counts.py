@@ -5,17 +5,17 @@ measurement takes one back, and after a rebuild. Those older than the hours kept
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 
 import pytest
 
 from probes.fleet.missed import close_slots
-from probes.models import MissedRun, Probe, Region, SLOFiveMinuteCount, SLOHourCount
+from probes.models import MissedRun, SLOFiveMinuteCount, SLOHourCount
 from probes.slos.classify import FIVE_MINUTES_KEPT_HOURS
 from probes.slos.counting import count_pending
 from probes.slos.rebuild import rebuild
-from tests.factories import ProbeFactory, ServiceLevelObjectiveFactory, SLOFiveMinuteCountFactory
-from tests.slos_counting.conftest import FIELDS, current, ingest
+from tests.factories import ServiceLevelObjectiveFactory, SLOFiveMinuteCountFactory
+from tests.slos_counting.conftest import FIELDS, current, ingest, scheduled_since
 
 
 def _hours(objective, model, column: str) -> dict:
@@ -30,11 +30,7 @@ def _hours(objective, model, column: str) -> dict:
 
 @pytest.mark.django_db(transaction=True)
 def test_five_minute_counts_sum_to_the_hour_counts_and_old_ones_are_pruned():
-    probe = ProbeFactory(interval_seconds=300)
-    region = probe.regions.get()
-    now = datetime.now(UTC)
-    Probe.objects.filter(id=probe.id).update(updated_at=now - timedelta(hours=3))
-    Region.objects.filter(id=region.id).update(updated_at=now - timedelta(hours=3))
+    probe, region, now = scheduled_since(3, interval_seconds=300)
     objective = current(ServiceLevelObjectiveFactory(targets=[probe.target], ttft_threshold_ms=500))
     edge = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
     slots = [edge + timedelta(minutes=m, seconds=17) for m in (-21, -11, -1, 0, 4, 5, 9, 33)]

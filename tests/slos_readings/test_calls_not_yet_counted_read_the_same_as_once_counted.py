@@ -10,11 +10,12 @@ import pytest
 
 from probes.fleet.missed import close_slots
 from probes.ingest import store
-from probes.models import MissedRun, Probe, Region, SLOHourCount
+from probes.models import MissedRun, SLOHourCount
 from probes.readings.slos import counts_in
 from probes.slos.counting import count_pending
 from probes.slos.rebuild import rebuild
-from tests.factories import ProbeFactory, ServiceLevelObjectiveFactory, measurement_payload
+from tests.factories import ServiceLevelObjectiveFactory, measurement_payload
+from tests.slos_counting.conftest import scheduled_since
 
 
 def _pooled(objective, windows) -> dict[str, tuple[int, int, int]]:
@@ -24,11 +25,7 @@ def _pooled(objective, windows) -> dict[str, tuple[int, int, int]]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_windows_counts_are_the_same_before_and_after_the_counter_counts():
-    probe = ProbeFactory(interval_seconds=600)
-    region = probe.regions.get()
-    now = datetime.now(UTC)
-    Probe.objects.filter(id=probe.id).update(updated_at=now - timedelta(hours=4))
-    Region.objects.filter(id=region.id).update(updated_at=now - timedelta(hours=4))
+    probe, region, now = scheduled_since(4, interval_seconds=600)
     objective = ServiceLevelObjectiveFactory(targets=[probe.target], ttft_threshold_ms=500)
     rebuild(objective.id)
     assert close_slots(now) > 0  # every closed slot of the last hours: missed, counted as they are recorded
