@@ -31,6 +31,11 @@ Measured in one run, each beside a reference in the same process:
 
     .venv/bin/python -m devtools.embedded run -- .venv/bin/python bench/slos.py [--rows 10000000] [--days 30]
         [--cold 5] [--requests 20] [--warmups 2] [--ingest 20000] [--repeats 3] [--json]
+        [--parts reads,http,rebuild,ingest] [--reuse]
+
+--reuse keeps the rows a previous run loaded when the bench database holds its 20 objectives and at least
+--rows measurements (with `devtools.embedded run --state DIR`, whose database outlives the run): for measuring
+the reads again after a change to them without the load. --parts runs only the parts named.
 
 `make bench-slos` runs it with the defaults (not part of `make test` nor `make bench`). SLOBENCH_ROWS in the
 environment is the default of --rows (a smaller run that proves the script, e.g. SLOBENCH_ROWS=300000).
@@ -67,6 +72,7 @@ TOKEN = "slobench-metrics-token-not-a-secret-0123"
 USERNAME = "slobench"
 PASSWORD = "slobench-password-not-secret"
 OBJECTIVES = 20
+PARTS = ("reads", "http", "rebuild", "ingest")
 GOAL_P95_MS = 150.0
 GOAL_INGEST_RATIO = 0.90
 FAIL_RATE = 0.005
@@ -208,6 +214,36 @@ def load(pairs: list[tuple[int, int, int, float]], start: datetime, end: datetim
         count_pending()
         log(f"  {low:%Y-%m-%d}: {stored:,} rows stored, {stored / (time.perf_counter() - t):,.0f} rows/s")
     return stored, time.perf_counter() - t
+
+
+def reused(rows: int, days: int) -> dict | None:
+    """What prepare() returns, of the rows a previous run loaded (its load's figures unknown); None when the bench
+    database does not hold them: fewer than `rows` measurements, or not the 20 objectives."""
+    from django.contrib.auth import get_user_model
+
+    from probes.models import Measurement, ServiceLevelObjective, SLOHourCount
+
+    objectives = list(ServiceLevelObjective.objects.filter(name__startswith="slobench ").order_by("name"))
+    if len(objectives) != OBJECTIVES or not get_user_model().objects.filter(username=USERNAME).exists():
+        return None
+    stored = Measurement.objects.count()
+    if stored < rows:
+        return None
+    probe_targets, region_ids = seed_rows()
+    return {
+        "rows": stored,
+        "load_s": None,
+        "load_rows_per_s": None,
+        "pairs": len(probe_targets) * len(region_ids),
+        "step_s": None,
+        "days": days,
+        "objectives": len(objectives),
+        "hour_count_rows": SLOHourCount.objects.count(),
+        "objective_ids": [o.id for o in objectives],
+        "probe_targets": probe_targets,
+        "region_ids": region_ids,
+        "reused": True,
+    }
 
 
 def prepare(rows: int, days: int) -> dict:
@@ -498,9 +534,14 @@ def main() -> int:
     parser.add_argument("--ingest", type=int, default=20_000, help="measurements per ingest run")
     parser.add_argument("--repeats", type=int, default=3, help="ingest runs of each kind")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--parts", default=",".join(PARTS), help="the parts to run, comma-separated")
+    parser.add_argument("--reuse", action="store_true", help="keep the rows a previous run loaded (see above)")
     args = parser.parse_args()
     if min(args.rows, args.cold, args.requests, args.ingest, args.repeats) < 1:
         parser.error("--rows, --cold, --requests, --ingest and --repeats must be at least 1")
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    if not parts or set(parts) - set(PARTS):
+        parser.error(f"--parts: one or more of {', '.join(PARTS)}")
     try:
         env = harness.bench_env(
             BENCH_DB,
@@ -513,11 +554,14 @@ def main() -> int:
         django.setup()
         manage(env, "ensuredb")
         manage(env, "migrate", "--noinput", timeout=1200)
-        data = prepare(args.rows, args.days)
-        log(f"slo bench: {data['rows']:,} rows stored in {data['load_s']} s with {OBJECTIVES} objectives counting")
+        data = (reused(args.rows, args.days) if args.reuse else None) or prepare(args.rows, args.days)
+        if data.get("reused"):
+            log(f"slo bench: {data['rows']:,} rows kept from a previous run, {OBJECTIVES} objectives counting")
+        else:
+            log(f"slo bench: {data['rows']:,} rows stored in {data['load_s']} s with {OBJECTIVES} objectives counting")
         objective_id = data["objective_ids"][0]
-        reads = {}
-        for label, read in facade_reads(objective_id).items():
+        reads, http, rebuilt, ingest = {}, {}, None, None
+        for label, read in facade_reads(objective_id).items() if "reads" in parts else ():
             warm, statements, first = time_in_process(read, args.reads, args.warmups)
             reads[label] = {
                 "first_ms": first,
@@ -530,10 +574,13 @@ def main() -> int:
 
         paths = {**page_paths(objective_id), "/metrics": "/metrics"}
         connection.close()
-        http = http_reads(env, paths, args.cold, args.requests, args.warmups)
-        rebuilt = rebuild_run(objective_id)
-        log(f"  rebuild: {rebuilt['counted_per_s']:,} rows/s")
-        ingest = ingest_runs(data, args.ingest, args.repeats)
+        if "http" in parts:
+            http = http_reads(env, paths, args.cold, args.requests, args.warmups)
+        if "rebuild" in parts:
+            rebuilt = rebuild_run(objective_id)
+            log(f"  rebuild: {rebuilt['counted_per_s']:,} rows/s")
+        if "ingest" in parts:
+            ingest = ingest_runs(data, args.ingest, args.repeats)
     except BenchError as exc:
         log(f"slo bench: {exc}")
         return 1
@@ -547,13 +594,13 @@ def main() -> int:
         "rebuild": rebuilt,
         "machine": harness.machine_context(),
     }
-    pages = [label for label in ("/slos/", "/slos/<id>/") if http[label]["statuses"] == [200]]
+    pages = [label for label in ("/slos/", "/slos/<id>/") if http.get(label, {}).get("statuses") == [200]]
     result["pages_served"] = pages
     result["pass"] = {
-        "pages_p95": bool(pages)
-        and len(pages) == 2
-        and all(http[p][kind]["p95_ms"] < GOAL_P95_MS for p in pages for kind in ("cold", "warm")),
-        "ingest_ratio": ingest["ratio"] >= GOAL_INGEST_RATIO,
+        "pages_p95": None
+        if not http
+        else len(pages) == 2 and all(http[p][kind]["p95_ms"] < GOAL_P95_MS for p in pages for kind in ("cold", "warm")),
+        "ingest_ratio": None if ingest is None else ingest["ratio"] >= GOAL_INGEST_RATIO,
     }
     if args.json:
         print(json.dumps(result, indent=2, default=str))
@@ -568,16 +615,18 @@ def _ms(value: float | None) -> str:
 
 def report(result: dict) -> None:
     data = result["data"]
+    step = f"a slot every {data['step_s']} s" if data["step_s"] else "kept from a previous run"
     print(
-        f"data: {data['rows']:,} measurements ({data['pairs']:,} target x region pairs, a slot every "
-        f"{data['step_s']} s over {data['days']} days), {data['objectives']} objectives, "
-        f"{data['hour_count_rows']:,} hour-count rows"
+        f"data: {data['rows']:,} measurements ({data['pairs']:,} target x region pairs, {step} over "
+        f"{data['days']} days), {data['objectives']} objectives, {data['hour_count_rows']:,} hour-count rows"
     )
-    print(
-        f"load through store_copied with the objectives counting: {data['load_s']} s, "
-        f"{data['load_rows_per_s']:,} rows/s"
-    )
-    print("(a) reads in process (warm) beside their SQL on a plain cursor:")
+    if data["load_s"] is not None:
+        print(
+            f"load through store_copied with the objectives counting: {data['load_s']} s, "
+            f"{data['load_rows_per_s']:,} rows/s"
+        )
+    if result["reads"]:
+        print("(a) reads in process (warm) beside their SQL on a plain cursor:")
     for label, r in result["reads"].items():
         ratio = r["warm"]["median_ms"] / r["sql"]["median_ms"] if r["sql"]["median_ms"] else float("nan")
         print(
@@ -585,7 +634,8 @@ def report(result: dict) -> None:
             f"| SQL ({r['statements']} statements) median {_ms(r['sql']['median_ms'])} ms  ratio {ratio:.2f}x  "
             f"| first call {r['first_ms']:.1f} ms"
         )
-    print("    over HTTP (cold: first request after a uvicorn start; warm: the same server after):")
+    if result["http"]:
+        print("    over HTTP (cold: first request after a uvicorn start; warm: the same server after):")
     for label, h in result["http"].items():
         served = "" if h["statuses"] == [200] else f"  NOT SERVED: HTTP {h['statuses']}"
         print(
@@ -593,30 +643,35 @@ def report(result: dict) -> None:
             f"  warm median {_ms(h['warm']['median_ms'])} p95 {_ms(h['warm']['p95_ms'])} ms{served}"
         )
     ingest = result["ingest"]
-    print(
-        f"(b) ingest_messages, {ingest['per_run']:,} measurements a run: none {ingest['none_per_s']} /s, "
-        f"20 objectives {ingest['counting_per_s']} /s; medians {ingest['none_median_per_s']:,} and "
-        f"{ingest['counting_median_per_s']:,} /s: ratio {ingest['ratio']:.3f}"
-    )
+    if ingest is not None:
+        print(
+            f"(b) ingest_messages, {ingest['per_run']:,} measurements a run: none {ingest['none_per_s']} /s, "
+            f"20 objectives {ingest['counting_per_s']} /s; medians {ingest['none_median_per_s']:,} and "
+            f"{ingest['counting_median_per_s']:,} /s: ratio {ingest['ratio']:.3f}"
+        )
     rb = result["rebuild"]
-    print(
-        f"(c) rebuild of {rb['objective']!r} ({rb['window']}): {rb['counted_rows']:,} rows counted of "
-        f"{rb['raw_rows_read']:,} read in {rb['seconds']} s = {rb['counted_per_s']:,} rows/s counted, "
-        f"{rb['raw_per_s']:,} rows/s read; COPY of the same rows {rb['copy_same_per_s']:,} rows/s (ratio "
-        f"{rb['ratio_to_copy_same']:.2f}), of every row {rb['copy_all_per_s']:,} rows/s (ratio "
-        f"{rb['ratio_raw_to_copy_all']:.2f})"
-    )
+    if rb is not None:
+        print(
+            f"(c) rebuild of {rb['objective']!r} ({rb['window']}): {rb['counted_rows']:,} rows counted of "
+            f"{rb['raw_rows_read']:,} read in {rb['seconds']} s = {rb['counted_per_s']:,} rows/s counted, "
+            f"{rb['raw_per_s']:,} rows/s read; COPY of the same rows {rb['copy_same_per_s']:,} rows/s (ratio "
+            f"{rb['ratio_to_copy_same']:.2f}), of every row {rb['copy_all_per_s']:,} rows/s (ratio "
+            f"{rb['ratio_raw_to_copy_all']:.2f})"
+        )
     machine = result["machine"]
     print(f"machine: {machine['usable_cpus']} CPUs, load average {machine['loadavg']} at the end")
     passed = result["pass"]
-    if len(result["pages_served"]) < 2:
-        print("goal: /slos/ and /slos/<id>/ p95 < 150 ms cold and warm: NOT MEASURED (the pages are not served here)")
-    else:
-        print(f"goal: /slos/ and /slos/<id>/ p95 < 150 ms cold and warm: {'PASS' if passed['pages_p95'] else 'MISS'}")
-    print(
-        f"goal: ingest with 20 objectives >= {GOAL_INGEST_RATIO:.2f} x without: "
-        f"{'PASS' if passed['ingest_ratio'] else 'MISS'} ({ingest['ratio']:.3f})"
-    )
+    if passed["pages_p95"] is not None:
+        if len(result["pages_served"]) < 2:
+            print("goal: /slos/ and /slos/<id>/ p95 < 150 ms cold and warm: NOT MEASURED (the pages are not served)")
+        else:
+            verdict = "PASS" if passed["pages_p95"] else "MISS"
+            print(f"goal: /slos/ and /slos/<id>/ p95 < 150 ms cold and warm: {verdict}")
+    if ingest is not None:
+        print(
+            f"goal: ingest with 20 objectives >= {GOAL_INGEST_RATIO:.2f} x without: "
+            f"{'PASS' if passed['ingest_ratio'] else 'MISS'} ({ingest['ratio']:.3f})"
+        )
 
 
 if __name__ == "__main__":
