@@ -14,13 +14,13 @@ from probes.readings.slos import (
     BurnDownPoint,
     Counts,
     GoodputRow,
-    _tables,
     budget_of,
     ceil_day,
     ceil_hour,
     floor_day,
     floor_hour,
     mix_weights,
+    tables,
     window_of,
 )
 
@@ -34,7 +34,7 @@ def goodput(
     goodput per hour of the first and the current bucket is not understated."""
     from probes.models import Region
 
-    t = _tables()
+    t = tables()
     region = "c.region_id" if by_region else "NULL::int"
     low = floor_hour(since)
     sums = "sum(c.good), sum(c.degraded), sum(c.bad), sum(c.missed), sum(c.excluded)"
@@ -105,7 +105,7 @@ def burn_down(objective_id: int, now: datetime | None = None) -> list[BurnDownPo
         scale = {rid: w / weight / totals[rid].eligible for rid, w in present.items()}
     else:
         scale = dict.fromkeys(totals, 1.0 / sum(totals.values(), ZERO).eligible)
-    t = _tables()
+    t = tables()
     with connection.cursor() as cur:
         cur.execute(
             f"SELECT c.hour, sum(c.bad * w.scale) FROM {t['counts']} c "
@@ -129,7 +129,7 @@ def _totals_by_region(objective_id: int, since: datetime, until: datetime) -> li
     first, last = ceil_day(since), floor_day(until)
     if first >= last:
         first = last = since  # no whole day: every hour from the hour counts
-    t = _tables()
+    t = tables()
     with connection.cursor() as cur:
         cur.execute(
             "SELECT region_id, sum(good), sum(bad) FROM ("

@@ -147,75 +147,72 @@ def covering_sql(pairs: str, which: str) -> str:
     )
 
 
+def class_sums(cls: str = "cls", n: str = "n") -> list[str]:
+    """good (degraded included), degraded, bad (missed included), missed and excluded: the sums of n (1 a call,
+    -1 a take-back) by class cls, in CLASS_COLUMNS' order. Writers and readers sum with these alike."""
+    return [
+        f"coalesce(sum({n}) FILTER (WHERE {cls} IN ('{GOOD}', '{DEGRADED}')), 0)",
+        f"coalesce(sum({n}) FILTER (WHERE {cls} = '{DEGRADED}'), 0)",
+        f"coalesce(sum({n}) FILTER (WHERE {cls} IN ('{BAD}', '{MISSED}')), 0)",
+        f"coalesce(sum({n}) FILTER (WHERE {cls} = '{MISSED}'), 0)",
+        f"coalesce(sum({n}) FILTER (WHERE {cls} = '{EXCLUDED}'), 0)",
+    ]
+
+
+CLASS_COLUMNS = ("good", "degraded", "bad", "missed", "excluded")
+
+
+def _upsert_sql(table: str, keys: tuple[tuple[str, str], ...], source: str, where: str = "", mask: bool = False) -> str:
+    """An INSERT adding `source`'s classified calls to a count table, keyed by keys ((column, the expression of
+    source's columns giving it), in the table's unique key order), upserted in that order, so two writers lock
+    count rows in the same order. mask: the hour counts' bad_minutes, a bad call setting its minute's bit."""
+    columns = [column for column, _ in keys] + list(CLASS_COLUMNS)
+    selected = [expression for _, expression in keys] + class_sums()
+    updates = [f"{c} = c.{c} + EXCLUDED.{c}" for c in CLASS_COLUMNS]
+    if mask:
+        columns.append("bad_minutes")
+        selected.append(
+            f"coalesce(bit_or(1::bigint << minute) FILTER (WHERE cls IN ('{BAD}', '{MISSED}') AND n > 0), 0)"
+        )
+        updates.append("bad_minutes = c.bad_minutes | EXCLUDED.bad_minutes")
+    order = ", ".join(str(i + 1) for i in range(len(keys)))
+    return (
+        f"INSERT INTO {table} AS c ({', '.join(columns)}) SELECT {', '.join(selected)} FROM {source} {where} "
+        f"GROUP BY {order} ORDER BY {order} "
+        f"ON CONFLICT ({', '.join(column for column, _ in keys)}) DO UPDATE SET {', '.join(updates)}"
+    )
+
+
 def add_counts_sql(source: str) -> str:
     """An INSERT adding `source`'s classified calls to the hour counts. `source` (a CTE or subquery) has
     objective_id, target_id, region_id, hour, minute (of the hour), cls and n (1 to count a call, -1 to take one
-    back: a missed run that a late measurement replaced). Upserted in key order, so two writers lock count rows in
-    the same order. A bad call sets its minute's bit in bad_minutes; a take-back does not clear it (the minute may
-    hold other bad calls), so a minute whose only bad call was a missed run replaced late stays bad until a
-    rebuild, which counts only the missed runs left."""
-    t = _tables()
-    return (
-        f"INSERT INTO {t['counts']} AS c (objective_id, target_id, region_id, hour, good, degraded, bad, missed, "
-        "excluded, bad_minutes) "
-        "SELECT objective_id, target_id, region_id, hour, "
-        f"coalesce(sum(n) FILTER (WHERE cls IN ('{GOOD}', '{DEGRADED}')), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{DEGRADED}'), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls IN ('{BAD}', '{MISSED}')), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{MISSED}'), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{EXCLUDED}'), 0), "
-        f"coalesce(bit_or(1::bigint << minute) FILTER (WHERE cls IN ('{BAD}', '{MISSED}') AND n > 0), 0) "
-        f"FROM {source} GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 "
-        "ON CONFLICT (objective_id, target_id, region_id, hour) DO UPDATE SET "
-        "good = c.good + EXCLUDED.good, degraded = c.degraded + EXCLUDED.degraded, bad = c.bad + EXCLUDED.bad, "
-        "missed = c.missed + EXCLUDED.missed, excluded = c.excluded + EXCLUDED.excluded, "
-        "bad_minutes = c.bad_minutes | EXCLUDED.bad_minutes"
-    )
+    back: a missed run that a late measurement replaced). A take-back does not clear its minute's bad bit (the
+    minute may hold other bad calls), so a minute whose only bad call was a missed run replaced late stays bad until
+    a rebuild, which counts only the missed runs left."""
+    keys = (("objective_id", "objective_id"), ("target_id", "target_id"), ("region_id", "region_id"), ("hour", "hour"))
+    return _upsert_sql(_tables()["counts"], keys, source, mask=True)
 
 
 def add_day_counts_sql(source: str) -> str:
     """add_counts_sql's INSERT for the day counts (SLODayCount): the same sums per UTC day, without the mask."""
-    t = _tables()
-    return (
-        f"INSERT INTO {t['day_counts']} AS c (objective_id, target_id, region_id, day, good, degraded, bad, missed, "
-        "excluded) "
-        "SELECT objective_id, target_id, region_id, date_trunc('day', hour, 'UTC'), "
-        f"coalesce(sum(n) FILTER (WHERE cls IN ('{GOOD}', '{DEGRADED}')), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{DEGRADED}'), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls IN ('{BAD}', '{MISSED}')), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{MISSED}'), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{EXCLUDED}'), 0) "
-        f"FROM {source} GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 "
-        "ON CONFLICT (objective_id, target_id, region_id, day) DO UPDATE SET "
-        "good = c.good + EXCLUDED.good, degraded = c.degraded + EXCLUDED.degraded, bad = c.bad + EXCLUDED.bad, "
-        "missed = c.missed + EXCLUDED.missed, excluded = c.excluded + EXCLUDED.excluded"
-    )
+    day = ("day", "date_trunc('day', hour, 'UTC')")
+    keys = (("objective_id", "objective_id"), ("target_id", "target_id"), ("region_id", "region_id"), day)
+    return _upsert_sql(_tables()["day_counts"], keys, source)
 
 
 # Hours of five-minute counts written back from the current hour (SLOFiveMinuteCount): the 6-hour burn window's
-# start and a margin for a counter running late. Readers use them for spans inside FIVE_MINUTES_READ of now.
+# start and a margin for a counter running late. Readers use them for spans inside FIVE_MINUTES_READ_HOURS
+# of now (probes.readings.slo_time).
 FIVE_MINUTES_KEPT_HOURS = 8
 
 
 def add_five_minute_counts_sql(source: str) -> str:
     """add_counts_sql's INSERT for the five-minute counts (SLOFiveMinuteCount): the same sums per five minutes, for
     the calls of the last FIVE_MINUTES_KEPT_HOURS hours only. `source` also has `five` (minute // 5)."""
-    t = _tables()
-    return (
-        f"INSERT INTO {t['five_counts']} AS c (objective_id, start, target_id, region_id, good, degraded, bad, "
-        "missed, excluded) "
-        "SELECT objective_id, hour + five * interval '5 minutes', target_id, region_id, "
-        f"coalesce(sum(n) FILTER (WHERE cls IN ('{GOOD}', '{DEGRADED}')), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{DEGRADED}'), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls IN ('{BAD}', '{MISSED}')), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{MISSED}'), 0), "
-        f"coalesce(sum(n) FILTER (WHERE cls = '{EXCLUDED}'), 0) "
-        f"FROM {source} WHERE hour >= date_trunc('hour', now()) - interval '{FIVE_MINUTES_KEPT_HOURS} hours' "
-        "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 "
-        "ON CONFLICT (objective_id, start, target_id, region_id) DO UPDATE SET "
-        "good = c.good + EXCLUDED.good, degraded = c.degraded + EXCLUDED.degraded, bad = c.bad + EXCLUDED.bad, "
-        "missed = c.missed + EXCLUDED.missed, excluded = c.excluded + EXCLUDED.excluded"
-    )
+    start = ("start", "hour + five * interval '5 minutes'")
+    keys = (("objective_id", "objective_id"), start, ("target_id", "target_id"), ("region_id", "region_id"))
+    recent = f"WHERE hour >= date_trunc('hour', now()) - interval '{FIVE_MINUTES_KEPT_HOURS} hours'"
+    return _upsert_sql(_tables()["five_counts"], keys, source, where=recent)
 
 
 def summed_sql(source: str) -> str:
