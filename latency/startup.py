@@ -159,14 +159,18 @@ def prepare_charts() -> None:
 
 
 def prepare_urls() -> None:
-    """The URL conf and every module it names imported, and the resolver's
-    tables (filled on the first resolve or reverse) built."""
+    """The URL conf and every module it names imported, and the resolvers'
+    tables (filled on the first resolve or reverse, for each language and
+    each namespace apart) built."""
     from django.urls import reverse
+    from django.utils import translation
 
     from probes.compat.django import populate_resolver
 
-    populate_resolver()
-    reverse("overview")
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            populate_resolver()
+            reverse("overview")
 
 
 def prepare_templates() -> None:

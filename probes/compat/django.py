@@ -13,7 +13,19 @@ VERSION = require("Django", MINIMUM, BELOW, module=__name__)
 
 
 def populate_resolver() -> None:
-    """Build the root URL resolver's tables now rather than on the first request."""
-    from django.urls import get_resolver
+    """Build the URL resolver's tables for the active language now rather than on the first request: the root
+    resolver's, and those of each namespace's resolver, which reverse() builds apart for a namespaced name
+    ({% url 'admin:index' %}) on its first use (django.urls.resolvers.get_ns_resolver). Top-level namespaces only:
+    ours are."""
+    from django.urls import NoReverseMatch, get_resolver, reverse
 
-    get_resolver()._populate()
+    resolver = get_resolver()
+    resolver._populate()
+    for namespace, (_prefix, inner) in resolver.namespace_dict.items():
+        name = next((key for key in inner.reverse_dict if isinstance(key, str)), None)
+        if name is None:
+            continue
+        try:
+            reverse(f"{namespace}:{name}")
+        except NoReverseMatch:
+            pass  # the name takes arguments; the namespace's resolver is built before that is found out

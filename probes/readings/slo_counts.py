@@ -18,6 +18,7 @@ from probes.slos.classify import (
     in_silence_sql,
     missed_class_sql,
 )
+from probes.slos.counting import counted_sql
 from probes.slot_time import SLOT_EARLY, SLOT_LATE
 
 
@@ -254,8 +255,6 @@ def _uncounted_counts(
     classified for the objectives current in this snapshot, and the missed runs they replace taken back: what the
     counts of those spans will hold once the counter has counted them. Under a second's or a burst's worth of rows
     when the counter keeps up; found by each day partition's id index."""
-    from probes.slos.counting import counted_sql
-
     t = tables()
     # The position as a constant, read in this snapshot: as a subquery its value is unknown when the statement is
     # planned, and a third of every day partition is assumed above it (a scan of every row). Nothing to read when

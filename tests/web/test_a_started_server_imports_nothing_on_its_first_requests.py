@@ -1,9 +1,11 @@
 """The web process does at its start what a first request would otherwise do
 lazily (latency.startup, run by the ASGI lifespan protocol before uvicorn
-listens): after it, the first dashboard requests of a fresh process import
-no module, and the start itself read no measurement and filled no merge
-cache, so the first request still reads its own data; and the objects it
-made are frozen out of the garbage collector's full collections.
+listens): after it, the first dashboard and objective requests of a fresh
+process, in either language, import no module and build no URL resolver's
+tables (the root's, each language's and each namespace's, {% url 'admin:...' %}),
+and the start itself read no measurement and filled no merge cache, so the
+first request still reads its own data; and the objects it made are frozen
+out of the garbage collector's full collections.
 
 Method: a fresh Python process per case imports latency.asgi as uvicorn
 does, runs the lifespan start-up (or, the control, skips it), then sends its
@@ -25,7 +27,8 @@ from django.db import connection
 from django.test import Client
 
 from tests.conftest import _database_url
-from tests.factories import spread_measurements
+from tests.factories import ServiceLevelObjectiveFactory, spread_measurements
+from tests.slos_pages.conftest import counted
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
@@ -36,6 +39,7 @@ import asyncio, gc, json, sys
 
 import httpx
 from django.db.backends.signals import connection_created
+from django.urls.resolvers import URLResolver
 
 from latency.asgi import application
 from probes.readings.cache import merge_cache
@@ -48,6 +52,17 @@ def record(execute, sql, params, many, context):
     statements.append(sql)
     return execute(sql, params, many, context)
 
+
+populated = []
+populate = URLResolver._populate
+
+
+def counted_populate(self):
+    populated.append(str(self.pattern))
+    return populate(self)
+
+
+URLResolver._populate = counted_populate
 
 # Every connection, in whichever thread Django's ASGI handler opens it.
 connection_created.connect(lambda sender, connection, **kw: connection.execute_wrappers.append(record), weak=False)
@@ -73,11 +88,14 @@ async def main(start, session, paths):
     transport = httpx.ASGITransport(app=application)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", cookies=session) as client:
         report["requests"] = []
-        for path in paths:
-            before = set(sys.modules)
-            response = await client.get(path)
+        for item in paths:
+            language, _, path = item.partition(" ")
+            before, built = set(sys.modules), len(populated)
+            response = await client.get(path, headers={"Accept-Language": language})
             new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in WATCHED)
-            report["requests"].append({"path": path, "status": response.status_code, "imported": new})
+            report["requests"].append(
+                {"path": item, "status": response.status_code, "imported": new, "populated": populated[built:]}
+            )
     print(json.dumps(report))
 
 
@@ -93,11 +111,14 @@ def first_requests(make_probe, make_region, django_user_model, test_redis_url):
     for i, region in enumerate(regions):
         spread_measurements(probe, region, now - timedelta(minutes=50), now, 30, seed=i, fail_every=5)
     browser = Client()
-    browser.force_login(django_user_model.objects.create_user(username="first", password="x-long-password-271"))
+    # Staff: the header then links to the admin ({% url "admin:index" %}), whose namespace has resolvers of its own.
+    staff = django_user_model.objects.create_user(username="first", password="x-long-password-271", is_staff=True)
+    browser.force_login(staff)
     session = {"sessionid": browser.cookies["sessionid"].value}
     query = f"target={probe.target_id}&window=1h&percentile=p95&metric=ttft"
-    paths = [f"/api/{name}?{query}" for name in ("overview", "histograms", "timeseries", "phases", "table")]
-    paths.append("/")
+    paths = [f"en /api/{name}?{query}" for name in ("overview", "histograms", "timeseries", "phases", "table")]
+    objective = counted(ServiceLevelObjectiveFactory(targets=[probe.target]))
+    paths += ["en /", "en /slos/", f"en /slos/{objective.id}/", "zh-hans /", f"zh-hans /slos/{objective.id}/"]
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(dict(connection.settings_dict)),
@@ -122,6 +143,7 @@ def test_after_the_start_up_the_first_requests_import_nothing_and_the_start_read
     for request in report["requests"]:
         assert request["status"] == 200, request
         assert request["imported"] == [], request
+        assert request["populated"] == [], request
     # The start-up asked the database for nothing of ours (no measurement, no rollup) ...
     assert report["start_sql"], "the start-up opened no connection"
     assert not [sql for sql in report["start_sql"] if "probes_" in sql]
@@ -137,3 +159,5 @@ def test_without_the_start_up_the_first_request_imports_the_chart_library(first_
     first = report["requests"][0]
     assert first["status"] == 200
     assert any(name.startswith("plotly.") for name in first["imported"]), first
+    # ... and a page builds the resolvers' tables, which the counting above would see.
+    assert any(request["populated"] for request in report["requests"]), report["requests"]
