@@ -6,6 +6,8 @@ The URL resolver fills its tables on the first resolve or reverse; the web proce
 
 from __future__ import annotations
 
+import contextlib
+
 from probes.compat import require
 
 MINIMUM, BELOW = "5.2", "5.3"
@@ -25,7 +27,6 @@ def populate_resolver() -> None:
         name = next((key for key in inner.reverse_dict if isinstance(key, str)), None)
         if name is None:
             continue
-        try:
+        # A name that takes arguments raises, after the namespace's resolver is built.
+        with contextlib.suppress(NoReverseMatch):
             reverse(f"{namespace}:{name}")
-        except NoReverseMatch:
-            pass  # the name takes arguments; the namespace's resolver is built before that is found out
