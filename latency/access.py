@@ -19,6 +19,10 @@ Acting on one (acknowledging, silencing a target) needs its permission.
 Objectives' pages, SLA reports and their CSV are for signed-in users too (may_read_objectives): they show the
 objectives' incidents and silences, and what a team promised is its own business.
 
+Status pages (/status/<slug>/) are what a team chooses to publish: a public one is for anyone; any other is for
+signed-in users (as the dashboard when it is not public), and answers anyone else 404, not a login page, so that
+its slug is not confirmed to exist (may_read_status_page, status_page).
+
 Provider error texts can carry request ids, account names, quota details or
 a fragment of the prompt, so they follow the same rule as the raw rows in
 the CSV export. Each door answers a refusal in its own idiom (a login
@@ -77,6 +81,11 @@ def may_read_incidents(user) -> bool:
 def may_read_objectives(user) -> bool:
     """Objectives, their pages and SLA reports (and the CSV): signed-in users, public mode or not."""
     return may_read_incidents(user)
+
+
+def may_read_status_page(user, public: bool) -> bool:
+    """A public status page: anyone; another: signed-in users."""
+    return public or _signed_in(user)
 
 
 # Error texts are raw measurement data: the same rule, by name where it is used.

@@ -378,3 +378,6 @@ from probes.realusers import admin as realusers_admin  # noqa: E402, F401
 
 # Service level objectives (Configuration) and their hourly counts (Records, read-only): their own admin module.
 from probes.slos import admin as slos_admin  # noqa: E402, F401
+
+# Status pages (Configuration): their own admin module.
+from probes.statuspages import admin as statuspages_admin  # noqa: E402, F401

@@ -728,6 +728,7 @@ from probes.alerts.models import (  # noqa: E402, F401
     Delivery,
     Incident,
     IncidentEvent,
+    IncidentUpdate,
     NotificationChannel,
     Silence,
 )
@@ -759,6 +760,9 @@ from probes.slos.models import (  # noqa: E402, F401
     SLOFiveMinuteCount,
     SLOHourCount,
 )
+
+# Status pages (probes.statuspages).
+from probes.statuspages.models import StatusPage  # noqa: E402, F401
 
 # Running totals of stored measurements for /metrics' counters (probes.tally).
 from probes.tally import MeasurementTally  # noqa: E402, F401

@@ -502,3 +502,45 @@ class SLOHourCountFactory(DjangoModelFactory):
     good = 90
     degraded = 5
     bad = 10
+
+
+class StatusPageFactory(DjangoModelFactory):
+    """A public status page of targets=[...], slos=[...], regions=[...] (each empty when omitted)."""
+
+    class Meta:
+        model = "probes.StatusPage"
+        skip_postgeneration_save = True
+
+    slug = factory.Sequence(lambda n: f"status-{n}")
+    title = factory.Sequence(lambda n: f"Status {n}")
+    public = True
+
+    @factory.post_generation
+    def targets(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.targets.set(extracted)
+
+    @factory.post_generation
+    def model_groups(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.model_groups.set(extracted)
+
+    @factory.post_generation
+    def regions(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.regions.set(extracted)
+
+    @factory.post_generation
+    def slos(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.slos.set(extracted)
+
+
+class IncidentUpdateFactory(DjangoModelFactory):
+    class Meta:
+        model = "probes.IncidentUpdate"
+
+    incident = factory.SubFactory(IncidentFactory)
+    status = "investigating"
+    text = "We are looking into slow first tokens."
+    posted_at = factory.LazyFunction(lambda: datetime.now(UTC))

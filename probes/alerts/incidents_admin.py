@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy
 
 from probes.admin_base import WrittenByCodeAdmin
 from probes.alerts import wording
-from probes.alerts.models import Incident, IncidentEvent, Silence
+from probes.alerts.models import Incident, IncidentEvent, IncidentUpdate, Silence
 
 
 class OpenFilter(admin.SimpleListFilter):
@@ -53,6 +53,24 @@ class IncidentEventInline(admin.TabularInline):
         return wording.event_text(obj.detail_data, obj.detail)
 
 
+class IncidentUpdateInline(admin.TabularInline):
+    """What status pages show of the incident, in order: posted from the incident page by those with the
+    permission to add incident updates (latency.incident_views), read here."""
+
+    model = IncidentUpdate
+    fields = ("posted_at", "status", "text", "posted_by")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("posted_at", "id")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Incident)
 class IncidentAdmin(WrittenByCodeAdmin):
     list_display = (
@@ -72,7 +90,7 @@ class IncidentAdmin(WrittenByCodeAdmin):
     list_select_related = ("rule", "objective", "target", "acknowledged_by")
     search_fields = ("summary", "rule__name", "objective__name", "target__name")
     date_hierarchy = "started_at"
-    inlines = [IncidentEventInline]
+    inlines = [IncidentUpdateInline, IncidentEventInline]
     # The summary in the reader's language (as the incident page shows it) in place of the English it is stored in.
     fields = (
         "rule",
@@ -120,11 +138,11 @@ def _recount_on_commit(*spans) -> None:
 
 @admin.register(Silence)
 class SilenceAdmin(admin.ModelAdmin):
-    list_display = ("target", "starts_at", "ends_at", "reason", "created_by", "active")
-    list_filter = ("target",)
+    list_display = ("target", "starts_at", "ends_at", "reason", "public", "created_by", "active")
+    list_filter = ("target", "public")
     list_select_related = ("target", "created_by")
     search_fields = ("target__name", "reason")
-    fields = ("target", "starts_at", "ends_at", "reason", "created_by")
+    fields = ("target", "starts_at", "ends_at", "reason", "public", "created_by")
     readonly_fields = ("created_by",)
 
     def get_changeform_initial_data(self, request):

@@ -490,6 +490,11 @@ class Silence(models.Model):
     starts_at = models.DateTimeField(verbose_name=_("starts at"))
     ends_at = models.DateTimeField(verbose_name=_("ends at"))
     reason = models.CharField(max_length=200, blank=True, default="", verbose_name=_("reason"))
+    public = models.BooleanField(
+        default=False,
+        verbose_name=_("public"),
+        help_text=_("Shown on status pages as scheduled maintenance, with its reason."),
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
@@ -514,3 +519,44 @@ class Silence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.target} {self.starts_at:%Y-%m-%d %H:%M}–{self.ends_at:%H:%M}"
+
+
+class IncidentUpdate(models.Model):
+    """What people tell an incident's readers, in order: status pages and their feeds show these, never the
+    incident's own summary or events (which name hosts, errors and thresholds)."""
+
+    INVESTIGATING = "investigating"
+    IDENTIFIED = "identified"
+    MONITORING = "monitoring"
+    RESOLVED = "resolved"
+    STATUS_CHOICES = [
+        (INVESTIGATING, _("investigating")),
+        (IDENTIFIED, _("identified")),
+        (MONITORING, _("monitoring")),
+        (RESOLVED, _("resolved")),
+    ]
+
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="updates", verbose_name=_("incident"))
+    status = models.CharField(max_length=16, choices=STATUS_CHOICES, verbose_name=_("status"))
+    text = models.TextField(max_length=5000, verbose_name=_("text"))
+    posted_at = models.DateTimeField(verbose_name=_("posted at"))
+    posted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("posted by"),
+    )
+
+    class Meta:
+        ordering = ["posted_at", "id"]
+        verbose_name = _("incident update")
+        verbose_name_plural = _("incident updates")
+        indexes = [
+            # A status page's incidents with their updates, and the feed's newest updates.
+            models.Index(fields=["incident", "posted_at"], name="incident_update_posted"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_status_display()}: {self.text[:60]}"

@@ -418,6 +418,8 @@ INTERNAL_MODELS = {
     "AlertState",
     "ObjectiveAlertState",
     "IncidentEvent",
+    # An incident's public updates: posted from the incident page, shown inline on the incident's admin page.
+    "IncidentUpdate",
     # Real users' rows and the receivers' bookkeeping: written by the receivers only, read on the pages.
     "Observation",
     "ObservationRollup",
