@@ -1,4 +1,4 @@
-"""The incidents pages' forms: the list's filters (GET) and a silence (POST)."""
+"""The incidents pages' forms: the list's filters (GET), a silence and a public update (POST)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from probes.models import Target
+from probes.models import IncidentUpdate, Target
 from probes.readings.incidents import STATES
 from probes.timeparse import in_range
 
@@ -128,3 +128,18 @@ class SilenceForm(BackForm):
         else:
             data["ends_at"] = until
         return data
+
+
+class IncidentUpdateForm(forms.ModelForm):
+    """A public update of an incident (what status pages show): its status and the words for the readers."""
+
+    class Meta:
+        model = IncidentUpdate
+        fields = ("status", "text")
+        widgets = {"text": forms.Textarea(attrs={"rows": 3, "maxlength": 5000})}
+
+    def clean_text(self) -> str:
+        text = self.cleaned_data["text"].strip()
+        if not text:
+            raise forms.ValidationError(_("Write what the readers should know."))
+        return text

@@ -1,5 +1,6 @@
 """Incident pages: the list, one incident with its charts, acknowledging,
-and silences of a target (a maintenance window).
+its public updates (what status pages show), and silences of a target (a
+maintenance window).
 
 Everything read comes from probes.readings (incidents.py); who may read or
 act is latency.access's rule (incident_page, incident_action). The two
@@ -23,14 +24,15 @@ from django.utils.translation import gettext as _
 
 from latency.access import incident_action, incident_page, may_read_incidents
 from latency.charts.over_time import plotly_time
-from latency.incident_forms import BackForm, IncidentFilterForm, SilenceForm
+from latency.incident_forms import BackForm, IncidentFilterForm, IncidentUpdateForm, SilenceForm
 from probes import readings
 from probes.alerts.rules import is_latency
-from probes.models import Incident, IncidentEvent, Silence, Target
+from probes.models import Incident, IncidentEvent, IncidentUpdate, Silence, Target
 
 PER_PAGE = 50
 ACKNOWLEDGE_PERMISSION = "probes.acknowledge_incident"
 SILENCE_PERMISSION = "probes.add_silence"
+UPDATE_PERMISSION = "probes.add_incidentupdate"
 END_SILENCE_PERMISSION = "probes.change_silence"
 # The charts around an incident: from an hour before it began to a quarter of an hour after it ended (or now).
 CHART_BEFORE = timedelta(hours=1)
@@ -134,9 +136,37 @@ def incident_detail(request: HttpRequest, incident_id: int) -> HttpResponse:
         "mark_until": plotly_time(incident.resolved_at or now),
         "chart_metric_is_rule_metric": is_latency(incident.metric),
         "may_acknowledge": incident.acknowledged_at is None and request.user.has_perm(ACKNOWLEDGE_PERMISSION),
+        **update_context(request, incident.id),
         **silence_context(request, incident.target_id, back, now),
     }
     return render(request, "incidents/detail.html", context)
+
+
+def update_context(request: HttpRequest, incident_id: int, form: IncidentUpdateForm | None = None) -> dict:
+    """The public updates block: the updates so far, and the form for those who may post one."""
+    may_post = request.user.has_perm(UPDATE_PERMISSION)
+    return {
+        "updates": readings.updates(incident_id),
+        "update_form": (form or IncidentUpdateForm()) if may_post else None,
+    }
+
+
+@incident_action(UPDATE_PERMISSION)
+def post_update(request: HttpRequest, incident_id: int) -> HttpResponse:
+    incident = get_object_or_404(Incident, pk=incident_id)
+    form = IncidentUpdateForm(request.POST)
+    if not form.is_valid():
+        context = {"incident_id": incident.pk, **update_context(request, incident.pk, form)}
+        return render(request, "incidents/update.html", context, status=400)
+    IncidentUpdate.objects.create(
+        incident=incident,
+        status=form.cleaned_data["status"],
+        text=form.cleaned_data["text"],
+        posted_at=timezone.now(),
+        posted_by=request.user,
+    )
+    messages.success(request, _("Update posted: status pages showing this incident show it now."))
+    return HttpResponseRedirect(reverse("incident", args=[incident.pk]))
 
 
 @incident_action(ACKNOWLEDGE_PERMISSION)

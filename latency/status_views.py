@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_safe
 
 from latency.access import may_read_status_page
-from probes.models import IncidentUpdate, StatusPage
+from probes.models import StatusPage
 from probes.readings import status
 
 STATUS_LABELS = {
@@ -25,7 +25,6 @@ OVERALL_LABELS = {
     "degraded": gettext_lazy("Some systems degraded"),
     "outage": gettext_lazy("Outage in progress"),
 }
-UPDATE_LABELS = dict(IncidentUpdate.STATUS_CHOICES)
 
 
 def readable_page(request: HttpRequest, slug: str) -> StatusPage:
@@ -59,15 +58,10 @@ def status_page(request: HttpRequest, slug: str) -> HttpResponse:
         }
         for t in reading.targets
     ]
-    incidents = [
-        {"incident": i, "updates": [{"update": u, "label": UPDATE_LABELS.get(u.status, u.status)} for u in i.updates]}
-        for i in reading.incidents
-    ]
     context = {
         "reading": reading,
         "overall": OVERALL_LABELS[reading.status],
         "targets": targets,
-        "incidents": incidents,
         "days": status.UPTIME_DAYS,
     }
     return render(request, "status/page.html", context)

@@ -26,6 +26,7 @@ urlpatterns = [
     path("incidents/", incident_views.incidents, name="incidents"),
     path("incidents/<int:incident_id>/", incident_views.incident_detail, name="incident"),
     path("incidents/<int:incident_id>/acknowledge", incident_views.acknowledge, name="incident-acknowledge"),
+    path("incidents/<int:incident_id>/updates", incident_views.post_update, name="incident-update"),
     path("slos/", slo_views.objectives, name="slos"),
     path("slos/<int:slo_id>/", slo_views.objective, name="slo"),
     path("slos/<int:slo_id>/report", slo_views.report, name="slo-report"),

@@ -43,6 +43,8 @@ Facade (a Selection in, typed rows out; see rows.py):
     slo_history.goodput(id, since, until, bucket) / slo_history.burn_down(id, now) / slos.counts_in(ids, windows)
                             an objective over time, and exact counts in any windows (slos.py: read there)
     slo_report.report(id, since, until)      the SLA report (page, CSV, API) -> Report
+    status.status_reading(page_id, now)      a status page: each target's status, daily uptime, TTFT by region,
+                            incidents with their public updates, maintenance -> StatusReading (status.py)
     open_incidents(target_id=None, region_id=None)   open, newest first -> [IncidentRow]
     open_count()            how many incidents are open
     incidents_overlapping(since, until, target_ids=, region_ids=)   overlapping a window, oldest first
@@ -50,6 +52,7 @@ Facade (a Selection in, typed rows out; see rows.py):
     incident_history(target_id=None, state=...)      newest first, sliced by a Paginator -> IncidentHistory
     incident_detail(id)     one incident               -> IncidentRow | None
     timeline(id)            its events in order        -> [TimelineRow]
+    updates(id)             its public updates in order -> [UpdateRow]
     active_silences(target_id, now)                  silences not yet ended -> [SilenceRow]
                             (incidents.py)
     latest_results()        the newest measurement per target x region -> [LatestResult]
@@ -102,7 +105,7 @@ first.
 """
 
 from probes.readings import realusers as real_users
-from probes.readings import slo_history, slo_report, slos
+from probes.readings import slo_history, slo_report, slos, status
 from probes.readings.buckets import (
     bucket_rows,
     bucket_statement,
@@ -131,6 +134,7 @@ from probes.readings.incidents import (
     open_count,
     open_incidents,
     timeline,
+    updates,
 )
 from probes.readings.latest import (
     TRAILING_QUANTILES,
@@ -224,12 +228,14 @@ __all__ = [
     "slo_report",
     "slos",
     "spans",
+    "status",
     "stored_fields",
     "stored_measurements",
     "summary",
     "table",
     "tallies",
     "timeline",
+    "updates",
     "window_quantiles",
     "worker_rows",
 ]

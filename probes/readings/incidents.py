@@ -26,6 +26,7 @@ from probes.alerts.models import (
     SEVERITY_CHOICES,
     Incident,
     IncidentEvent,
+    IncidentUpdate,
     Silence,
 )
 
@@ -33,6 +34,7 @@ SCOPE_LABELS = dict(SCOPE_CHOICES)
 PHASE_LABELS = dict(PHASE_CHOICES)
 KIND_LABELS = dict(IncidentEvent.KIND_CHOICES)
 SEVERITY_LABELS = dict(SEVERITY_CHOICES)
+UPDATE_LABELS = dict(IncidentUpdate.STATUS_CHOICES)
 
 STATES = ("open", "resolved", "all")
 State = Literal["open", "resolved", "all"]
@@ -114,6 +116,16 @@ class TimelineRow:
     attempt: int | None
     detail: str
     user: str
+
+
+@dataclass(frozen=True)
+class UpdateRow:
+    """An incident's public update: the words people wrote for status pages' readers."""
+
+    status: str  # investigating, identified, monitoring or resolved
+    status_label: Any  # lazy: the request's language
+    text: str
+    posted_at: datetime
 
 
 @dataclass(frozen=True)
@@ -288,6 +300,15 @@ def timeline(incident_id: int) -> list[TimelineRow]:
         )
         for e in events
     ]
+
+
+def update_row(update: IncidentUpdate) -> UpdateRow:
+    return UpdateRow(update.status, UPDATE_LABELS.get(update.status, update.status), update.text, update.posted_at)
+
+
+def updates(incident_id: int) -> list[UpdateRow]:
+    """The incident's public updates, oldest first."""
+    return [update_row(u) for u in IncidentUpdate.objects.filter(incident_id=incident_id).order_by("posted_at", "id")]
 
 
 def active_silences(target_id: int, now: datetime) -> list[SilenceRow]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
+from probes.readings.incidents import UpdateRow, update_row
 from probes.readings.slo_counts import ZERO, Counts, counts_in
 from probes.readings.slo_time import floor_day
 from probes.readings.slos import BURN_WINDOWS, alert_for, budget_of, mix_weights, reading_start
@@ -66,20 +67,13 @@ class TargetStatus:
 
 
 @dataclass(frozen=True)
-class PublicUpdate:
-    status: str  # investigating, identified, monitoring or resolved
-    text: str
-    posted_at: datetime
-
-
-@dataclass(frozen=True)
 class PublicIncident:
     id: int
     target_id: int
     target_name: str
     started_at: datetime
     resolved_at: datetime | None
-    updates: list[PublicUpdate]  # oldest first
+    updates: list[UpdateRow]  # oldest first
 
 
 @dataclass(frozen=True)
@@ -293,7 +287,7 @@ def _incidents(
         regions = {r.id for r in incident.regions.all()}
         if incident.scope != GLOBAL and regions and not regions & set(region_ids):
             continue
-        updates = [PublicUpdate(u.status, u.text, u.posted_at) for u in incident.updates.all()]
+        updates = [update_row(u) for u in sorted(incident.updates.all(), key=lambda u: (u.posted_at, u.id))]
         out.append(
             PublicIncident(
                 incident.id,
