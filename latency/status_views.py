@@ -1,12 +1,19 @@
-"""Status pages: /status/<slug>/, what a team publishes of its targets (probes.readings.status reads it all; only
-laid out here). Who may read one is latency.access's rule (may_read_status_page); anyone else gets 404."""
+"""Status pages: /status/<slug>/ and its Atom feed, what a team publishes of its targets (probes.readings.status
+reads it all; only laid out here). Who may read one is latency.access's rule (may_read_status_page); anyone else
+gets 404."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
+from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.feedgenerator import Atom1Feed
+from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_safe
@@ -65,3 +72,44 @@ def status_page(request: HttpRequest, slug: str) -> HttpResponse:
         "days": status.UPTIME_DAYS,
     }
     return render(request, "status/page.html", context)
+
+
+class StatusFeed(Feed):
+    """/status/<slug>/feed.atom: Atom 1.0, an entry per public update of the page's incidents, newest first, each
+    linking to its update on the page. Readable by whoever may read the page (readable_page)."""
+
+    feed_type = Atom1Feed
+
+    def get_object(self, request: HttpRequest, slug: str) -> StatusPage:
+        return readable_page(request, slug)
+
+    def title(self, page: StatusPage) -> str:
+        return page.title
+
+    def subtitle(self, page: StatusPage) -> str:
+        return page.description or _("Incident updates")
+
+    def link(self, page: StatusPage) -> str:
+        return reverse("status-page", args=[page.slug])
+
+    def items(self, page: StatusPage) -> list[status.FeedEntry]:
+        return status.feed_entries(page.id)
+
+    def item_title(self, entry: status.FeedEntry) -> str:
+        return f"{entry.target_name}: {capfirst(str(entry.update.status_label))}"
+
+    def item_description(self, entry: status.FeedEntry) -> str:
+        return entry.update.text
+
+    def item_link(self, entry: status.FeedEntry) -> str:
+        # Each update its own anchor on the page: the link is also the entry's id (unique, permanent).
+        return reverse("status-page", args=[entry.page_slug]) + f"#update-{entry.update.id}"
+
+    def item_pubdate(self, entry: status.FeedEntry) -> datetime:
+        return entry.update.posted_at
+
+    def item_updateddate(self, entry: status.FeedEntry) -> datetime:
+        return entry.update.posted_at
+
+
+status_feed = require_safe(StatusFeed())

@@ -122,6 +122,8 @@ class TimelineRow:
 class UpdateRow:
     """An incident's public update: the words people wrote for status pages' readers."""
 
+    id: int
+    incident_id: int
     status: str  # investigating, identified, monitoring or resolved
     status_label: Any  # lazy: the request's language
     text: str
@@ -303,7 +305,14 @@ def timeline(incident_id: int) -> list[TimelineRow]:
 
 
 def update_row(update: IncidentUpdate) -> UpdateRow:
-    return UpdateRow(update.status, UPDATE_LABELS.get(update.status, update.status), update.text, update.posted_at)
+    return UpdateRow(
+        update.id,
+        update.incident_id,
+        update.status,
+        UPDATE_LABELS.get(update.status, update.status),
+        update.text,
+        update.posted_at,
+    )
 
 
 def updates(incident_id: int) -> list[UpdateRow]:

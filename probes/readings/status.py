@@ -77,6 +77,13 @@ class PublicIncident:
 
 
 @dataclass(frozen=True)
+class FeedEntry:
+    page_slug: str
+    target_name: str
+    update: UpdateRow
+
+
+@dataclass(frozen=True)
 class Maintenance:
     target_id: int
     target_name: str
@@ -310,3 +317,26 @@ def _maintenance(target_ids: list[int], now: datetime, names: dict[int, str]) ->
         Maintenance(s.target_id, names.get(s.target_id, ""), s.starts_at, s.ends_at, s.reason)
         for s in found.order_by("starts_at", "id")
     ]
+
+
+# The feed's length: its newest entries, as feed readers poll for what is new.
+FEED_ENTRIES = 50
+
+
+def feed_entries(page_id: int, limit: int = FEED_ENTRIES) -> list[FeedEntry]:
+    """The public updates of the page's targets' incidents (in its regions), newest first: its feed's entries."""
+    from django.db.models import Q
+
+    from probes.alerts.models import GLOBAL
+    from probes.models import IncidentUpdate, StatusPage
+
+    slug = StatusPage.objects.values_list("slug", flat=True).get(id=page_id)
+    target_ids, region_ids = page_scope(page_id)
+    found = (
+        IncidentUpdate.objects.filter(incident__target_id__in=target_ids)
+        .filter(Q(incident__scope=GLOBAL) | Q(incident__regions__isnull=True) | Q(incident__regions__in=region_ids))
+        .select_related("incident__target")
+        .distinct()
+        .order_by("-posted_at", "-id")[:limit]
+    )
+    return [FeedEntry(slug, u.incident.target.name, update_row(u)) for u in found]
