@@ -4,22 +4,27 @@ gets 404."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
+from django import forms
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.cache import get_conditional_response
 from django.utils.feedgenerator import Atom1Feed
+from django.utils.http import quote_etag
 from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_safe
 
 from latency.access import may_read_status_page
-from probes.models import StatusPage
+from probes.models import Region, StatusPage
 from probes.readings import status
 
 STATUS_LABELS = {
@@ -113,3 +118,99 @@ class StatusFeed(Feed):
 
 
 status_feed = require_safe(StatusFeed())
+
+
+class BadgeForm(forms.Form):
+    """A badge's query: ?metric=status|uptime|ttft_p95&region=SLUG&window=24h|7d|30d."""
+
+    metric = forms.ChoiceField(choices=[(m, m) for m in status.BADGE_METRICS], required=False)
+    region = forms.SlugField(required=False)
+    window = forms.ChoiceField(choices=[(w, w) for w in status.BADGE_WINDOWS], required=False)
+
+    def __init__(self, data, *, region_ids: list[int]) -> None:
+        super().__init__(data)
+        self.region_ids = region_ids
+
+    def clean_metric(self) -> str:
+        return self.cleaned_data["metric"] or "status"
+
+    def clean_window(self) -> str:
+        return self.cleaned_data["window"] or "24h"
+
+    def clean_region(self) -> int | None:
+        slug = self.cleaned_data["region"]
+        if not slug:
+            return None
+        region_id = Region.objects.filter(slug=slug, id__in=self.region_ids).values_list("id", flat=True).first()
+        if region_id is None:
+            raise forms.ValidationError(_("This page shows no region %(slug)s.") % {"slug": slug})
+        return region_id
+
+
+# The value's box: a status's colour, blue for a figure, grey for none.
+BADGE_COLOURS = {
+    "operational": "#137333",
+    "degraded": "#8a5a00",
+    "outage": "#b42318",
+    "figure": "#0a58ca",
+    None: "#5b6678",
+}
+# Verdana 11 px, as shields.io draws: an average advance per character, enough to size the two boxes.
+CHAR_PX = 7
+PAD_PX = 10
+
+
+def _badge_text(badge: status.BadgeReading, window: str) -> tuple[str, str, str | None]:
+    """(label, value, the key of its colour in BADGE_COLOURS)."""
+    where = f" {badge.region_name}" if badge.region_name else ""
+    if badge.metric == "status":
+        value = str(STATUS_LABELS[badge.status]).lower() if badge.status else _("no data")
+        return _("status") + where, value, badge.status
+    if badge.metric == "uptime":
+        value = "–" if badge.ratio is None else f"{badge.ratio * 100:.2f} %"
+        return (
+            _("uptime %(window)s") % {"window": window} + where,
+            value,
+            None if badge.ratio is None else "operational",
+        )
+    value = "–" if badge.ms is None else f"{badge.ms:.0f} ms"
+    label = _("TTFT p95 %(window)s") % {"window": window} + (where or " " + _("slowest region"))
+    return label, value, None if badge.ms is None else "operational"
+
+
+@require_safe
+def badge(request: HttpRequest, slug: str, target_id: int) -> HttpResponse:
+    page = readable_page(request, slug)
+    target_ids, region_ids = status.page_scope(page.id)
+    if target_id not in target_ids:
+        raise Http404(_("This page shows no such target."))
+    form = BadgeForm(request.GET, region_ids=region_ids)
+    if not form.is_valid():
+        name, errors = next(iter(form.errors.items()))
+        return HttpResponse(f"{name}: {errors[0]}", status=400, content_type="text/plain; charset=utf-8")
+    data = form.cleaned_data
+    reading = status.badge_reading(page.id, target_id, data["metric"], data["region"], data["window"])
+    label, value, state = _badge_text(reading, data["window"])
+    left, right = len(label) * CHAR_PX + PAD_PX, len(value) * CHAR_PX + PAD_PX
+    svg = render_to_string(
+        "status/badge.svg",
+        {
+            "label": label,
+            "value": value,
+            "colour": BADGE_COLOURS[state],
+            "left": left,
+            "right": right,
+            "width": left + right,
+            "label_x": left / 2,
+            "value_x": left + right / 2,
+        },
+    )
+    etag = quote_etag(hashlib.sha256(svg.encode()).hexdigest()[:32])
+    not_modified = get_conditional_response(request, etag=etag)
+    response = not_modified or HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    response["ETag"] = etag
+    response["Cache-Control"] = f"max-age={BADGE_MAX_AGE_S}"
+    return response
+
+
+BADGE_MAX_AGE_S = 60

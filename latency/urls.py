@@ -32,6 +32,7 @@ urlpatterns = [
     path("slos/<int:slo_id>/report", slo_views.report, name="slo-report"),
     path("status/<slug:slug>/", status_views.status_page, name="status-page"),
     path("status/<slug:slug>/feed.atom", status_views.status_feed, name="status-feed"),
+    path("status/<slug:slug>/badge/<int:target_id>.svg", status_views.badge, name="status-badge"),
     path("targets/<int:target_id>/silence", incident_views.silence_target, name="target-silence"),
     path("silences/<int:silence_id>/end", incident_views.end_silence, name="silence-end"),
     # The REST API (latency.api_v1): tokens or the session, the admin's permissions, an OpenAPI 3 schema.

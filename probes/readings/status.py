@@ -340,3 +340,51 @@ def feed_entries(page_id: int, limit: int = FEED_ENTRIES) -> list[FeedEntry]:
         .order_by("-posted_at", "-id")[:limit]
     )
     return [FeedEntry(slug, u.incident.target.name, update_row(u)) for u in found]
+
+
+BADGE_METRICS = ("status", "uptime", "ttft_p95")
+BADGE_WINDOWS = ("24h", "7d", "30d")
+
+
+@dataclass(frozen=True)
+class BadgeReading:
+    metric: str
+    status: Status | None  # metric status
+    ratio: float | None  # metric uptime: good / eligible over the window, pooled over the objectives' calls
+    ms: float | None  # metric ttft_p95: the region's p95, or the slowest region's
+    region_name: str  # the region read, "" for all of the page's
+
+
+def badge_reading(
+    page_id: int, target_id: int, metric: str, region_id: int | None, window: str, now: datetime | None = None
+) -> BadgeReading:
+    """One figure of one of the page's targets over the last `window` (BADGE_WINDOWS), for a badge: its status now,
+    its uptime (as the page's bars count it), or its TTFT p95 from one region (as /api/table reads it for the same
+    target, region and window) or, without a region, the highest of the page's regions'."""
+    from probes.models import Region
+    from probes.readings.selection import WINDOWS, Selection
+    from probes.readings.summaries import table
+
+    now = now or datetime.now(UTC)
+    _targets, region_ids = page_scope(page_id)
+    regions = [region_id] if region_id is not None else region_ids
+    region_name = Region.objects.get(id=region_id).name if region_id is not None else ""
+    if metric == "status":
+        reading = status_reading(page_id, now)
+        found = next((t for t in reading.targets if t.target_id == target_id), None) if reading else None
+        return BadgeReading(metric, found.status if found else None, None, None, region_name)
+    since = now - WINDOWS[window]
+    if metric == "uptime":
+        from probes.models import StatusPage
+
+        covering = _covering_objectives(StatusPage.objects.get(id=page_id), [target_id]).get(target_id, [])
+        good = eligible = 0
+        if covering:
+            counts = counts_in([o.id for o in covering], {"w": (since, now)})
+            for (_objective, _label, cell_target, cell_region), value in counts.items():
+                if cell_target == target_id and cell_region in regions:
+                    good, eligible = good + value.good, eligible + value.eligible
+        return BadgeReading(metric, None, good / eligible if eligible else None, None, region_name)
+    rows = table(Selection(target_ids=[target_id], region_ids=regions, since=since, until=now, window=window))
+    p95s = [row["p95"] for row in rows if row["p95"] is not None]
+    return BadgeReading(metric, None, None, max(p95s) if p95s else None, region_name)
