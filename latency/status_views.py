@@ -10,7 +10,7 @@ from datetime import datetime
 from django import forms
 from django.conf import settings
 from django.contrib.syndication.views import Feed
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_safe
 
+from latency import statuspage_json
 from latency.access import may_read_status_page
 from probes.models import Region, StatusPage
 from probes.readings import status
@@ -214,3 +215,13 @@ def badge(request: HttpRequest, slug: str, target_id: int) -> HttpResponse:
 
 
 BADGE_MAX_AGE_S = 60
+
+
+@require_safe
+def summary_json(request: HttpRequest, slug: str) -> JsonResponse:
+    page = readable_page(request, slug)
+    reading = status.status_reading(page.id, timezone.now())
+    if reading is None:  # deleted since
+        raise Http404(_("No such status page."))
+    page_url = request.build_absolute_uri(reverse("status-page", args=[page.slug]))
+    return JsonResponse(statuspage_json.summary(reading, page_url, page.created_at))

@@ -33,6 +33,7 @@ urlpatterns = [
     path("status/<slug:slug>/", status_views.status_page, name="status-page"),
     path("status/<slug:slug>/feed.atom", status_views.status_feed, name="status-feed"),
     path("status/<slug:slug>/badge/<int:target_id>.svg", status_views.badge, name="status-badge"),
+    path("status/<slug:slug>/api/v2/summary.json", status_views.summary_json, name="status-summary"),
     path("targets/<int:target_id>/silence", incident_views.silence_target, name="target-silence"),
     path("silences/<int:silence_id>/end", incident_views.end_silence, name="silence-end"),
     # The REST API (latency.api_v1): tokens or the session, the admin's permissions, an OpenAPI 3 schema.

@@ -74,6 +74,7 @@ class PublicIncident:
     started_at: datetime
     resolved_at: datetime | None
     updates: list[UpdateRow]  # oldest first
+    global_scope: bool  # every region measured was affected
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class FeedEntry:
 
 @dataclass(frozen=True)
 class Maintenance:
+    id: int
     target_id: int
     target_name: str
     starts_at: datetime
@@ -303,6 +305,7 @@ def _incidents(
                 incident.started_at,
                 incident.resolved_at,
                 updates,
+                incident.scope == GLOBAL,
             )
         )
     out.sort(key=lambda i: i.resolved_at is not None)  # open first; stable, so newest first within each
@@ -314,7 +317,7 @@ def _maintenance(target_ids: list[int], now: datetime, names: dict[int, str]) ->
 
     found = Silence.objects.filter(target_id__in=target_ids, public=True, ends_at__gte=now - RECENT)
     return [
-        Maintenance(s.target_id, names.get(s.target_id, ""), s.starts_at, s.ends_at, s.reason)
+        Maintenance(s.id, s.target_id, names.get(s.target_id, ""), s.starts_at, s.ends_at, s.reason)
         for s in found.order_by("starts_at", "id")
     ]
 
