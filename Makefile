@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test test-fast check install lock worker-wheelhouse migrate bench bench-slos clean messages compilemessages settings-docs docs
+.PHONY: demo test test-fast check install lock worker-wheelhouse migrate bench bench-slos bench-status clean messages compilemessages settings-docs docs
 
 # The locked versions (requirements/dev.txt: the site, the worker and the [dev] extra, with hashes), then the
 # checkout itself, editable, with --no-deps: everything it needs came from the lock.
@@ -85,6 +85,10 @@ bench: $(STAMP)
 # long. SLOBENCH_ROWS=300000 make bench-slos for a short run.
 bench-slos: $(STAMP)
 	$(BIN)/python -m devtools.embedded run -- $(BIN)/python bench/slos.py $(BENCH_ARGS)
+
+# Status pages under load (issue 49): one page and its badges at 200 requests/s for 30 s. Not in `make bench`.
+bench-status: $(STAMP)
+	$(BIN)/python -m devtools.embedded run -- $(BIN)/python bench/status.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache

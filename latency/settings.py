@@ -157,6 +157,18 @@ if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
 
 CHANNEL_LAYERS = {"default": channel_layer(REDIS_URL, env_str("LATENCY_CHANNEL_PREFIX"))}
 
+# Status pages' readings (probes.statuspages.cache), shared by the web processes so that a page is read at most once
+# per LATENCY_STATUS_CACHE_S whichever process serves it; Django's own cache stays in each process's memory.
+LATENCY_STATUS_CACHE_S = env_int("LATENCY_STATUS_CACHE_S")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "status": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": f"{env_str('LATENCY_CHANNEL_PREFIX')}:status",
+    },
+}
+
 # Celery. Region workers need only this broker URL (plus their region and the
 # providers' keys): they never open the database.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL

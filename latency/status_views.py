@@ -1,17 +1,18 @@
-"""Status pages: /status/<slug>/ and its Atom feed, what a team publishes of its targets (probes.readings.status
-reads it all; only laid out here). Who may read one is latency.access's rule (may_read_status_page); anyone else
-gets 404."""
+"""Status pages: /status/<slug>/, its badges, Atom feed and summary.json, what a team publishes of its targets
+(probes.readings.status reads it all; only laid out here), each read from the status cache (probes.statuspages.cache:
+a page is read at most once per LATENCY_STATUS_CACHE_S). Who may read one is latency.access's rule
+(may_read_status_page); anyone else gets 404."""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 
 from django import forms
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -27,6 +28,7 @@ from latency import statuspage_json
 from latency.access import may_read_status_page
 from probes.models import Region, StatusPage
 from probes.readings import status
+from probes.statuspages import cache as status_cache
 
 STATUS_LABELS = {
     "operational": gettext_lazy("Operational"),
@@ -40,8 +42,41 @@ OVERALL_LABELS = {
 }
 
 
-def readable_page(request: HttpRequest, slug: str) -> StatusPage:
+@dataclass(frozen=True)
+class PageRef:
+    """What a request needs of a page before its reading: who may read it, in which language, what it shows."""
+
+    id: int
+    slug: str
+    title: str
+    description: str
+    public: bool
+    language: str
+    created_at: datetime
+    target_ids: tuple[int, ...]
+    region_ids: tuple[int, ...]
+
+
+def _page_ref(slug: str) -> PageRef | None:
     page = StatusPage.objects.filter(slug=slug).first()
+    if page is None:
+        return None
+    target_ids, region_ids = status.page_scope(page.id)
+    return PageRef(
+        page.id,
+        page.slug,
+        page.title,
+        page.description,
+        page.public,
+        page.language,
+        page.created_at,
+        tuple(target_ids),
+        tuple(region_ids),
+    )
+
+
+def readable_page(request: HttpRequest, slug: str) -> PageRef:
+    page = status_cache.cached(status_cache.page_key(slug), lambda: _page_ref(slug))
     if page is None or not may_read_status_page(request.user, page.public):
         raise Http404(_("No such status page."))
     # The page's language, unless the reader chose one (the language switch's cookie).
@@ -49,6 +84,15 @@ def readable_page(request: HttpRequest, slug: str) -> StatusPage:
         translation.activate(page.language)
         request.LANGUAGE_CODE = translation.get_language()
     return page
+
+
+def _reading(page: PageRef) -> status.StatusReading:
+    reading = status_cache.cached(
+        status_cache.reading_key(page.slug), lambda: status.status_reading(page.id, timezone.now())
+    )
+    if reading is None:  # deleted since
+        raise Http404(_("No such status page."))
+    return reading
 
 
 def uptime_view(day: status.UptimeDay) -> dict:
@@ -59,9 +103,14 @@ def uptime_view(day: status.UptimeDay) -> dict:
 @require_safe
 def status_page(request: HttpRequest, slug: str) -> HttpResponse:
     page = readable_page(request, slug)
-    reading = status.status_reading(page.id, timezone.now())
-    if reading is None:  # deleted since
-        raise Http404(_("No such status page."))
+    # The same for every reader in one language (nothing on it is the reader's own): rendered once a period.
+    language = translation.get_language()
+    html = status_cache.cached(status_cache.reading_key(page.slug, "html", language), lambda: _render_page(page))
+    return HttpResponse(html)
+
+
+def _render_page(page: PageRef) -> str:
+    reading = _reading(page)
     targets = [
         {
             "target": t,
@@ -77,7 +126,7 @@ def status_page(request: HttpRequest, slug: str) -> HttpResponse:
         "targets": targets,
         "days": status.UPTIME_DAYS,
     }
-    return render(request, "status/page.html", context)
+    return render_to_string("status/page.html", context)
 
 
 class StatusFeed(Feed):
@@ -86,20 +135,20 @@ class StatusFeed(Feed):
 
     feed_type = Atom1Feed
 
-    def get_object(self, request: HttpRequest, slug: str) -> StatusPage:
+    def get_object(self, request: HttpRequest, slug: str) -> PageRef:
         return readable_page(request, slug)
 
-    def title(self, page: StatusPage) -> str:
+    def title(self, page: PageRef) -> str:
         return page.title
 
-    def subtitle(self, page: StatusPage) -> str:
+    def subtitle(self, page: PageRef) -> str:
         return page.description or _("Incident updates")
 
-    def link(self, page: StatusPage) -> str:
+    def link(self, page: PageRef) -> str:
         return reverse("status-page", args=[page.slug])
 
-    def items(self, page: StatusPage) -> list[status.FeedEntry]:
-        return status.feed_entries(page.id)
+    def items(self, page: PageRef) -> list[status.FeedEntry]:
+        return status_cache.cached(status_cache.reading_key(page.slug, "feed"), lambda: status.feed_entries(page.id))
 
     def item_title(self, entry: status.FeedEntry) -> str:
         return f"{entry.target_name}: {capfirst(str(entry.update.status_label))}"
@@ -121,6 +170,15 @@ class StatusFeed(Feed):
 status_feed = require_safe(StatusFeed())
 
 
+def _regions(page: PageRef) -> dict[str, int]:
+    """The page's regions by slug (cached with the page's reading's period)."""
+
+    def read() -> dict[str, int]:
+        return dict(Region.objects.filter(id__in=page.region_ids).values_list("slug", "id"))
+
+    return status_cache.cached(status_cache.reading_key(page.slug, "regions"), read)
+
+
 class BadgeForm(forms.Form):
     """A badge's query: ?metric=status|uptime|ttft_p95&region=SLUG&window=24h|7d|30d."""
 
@@ -128,9 +186,9 @@ class BadgeForm(forms.Form):
     region = forms.SlugField(required=False)
     window = forms.ChoiceField(choices=[(w, w) for w in status.BADGE_WINDOWS], required=False)
 
-    def __init__(self, data, *, region_ids: list[int]) -> None:
+    def __init__(self, data, *, regions: dict[str, int]) -> None:
         super().__init__(data)
-        self.region_ids = region_ids
+        self.regions = regions
 
     def clean_metric(self) -> str:
         return self.cleaned_data["metric"] or "status"
@@ -142,7 +200,7 @@ class BadgeForm(forms.Form):
         slug = self.cleaned_data["region"]
         if not slug:
             return None
-        region_id = Region.objects.filter(slug=slug, id__in=self.region_ids).values_list("id", flat=True).first()
+        region_id = self.regions.get(slug)
         if region_id is None:
             raise forms.ValidationError(_("This page shows no region %(slug)s.") % {"slug": slug})
         return region_id
@@ -182,15 +240,22 @@ def _badge_text(badge: status.BadgeReading, window: str) -> tuple[str, str, str 
 @require_safe
 def badge(request: HttpRequest, slug: str, target_id: int) -> HttpResponse:
     page = readable_page(request, slug)
-    target_ids, region_ids = status.page_scope(page.id)
-    if target_id not in target_ids:
+    if target_id not in page.target_ids:
         raise Http404(_("This page shows no such target."))
-    form = BadgeForm(request.GET, region_ids=region_ids)
+    form = BadgeForm(request.GET, regions=_regions(page))
     if not form.is_valid():
         name, errors = next(iter(form.errors.items()))
         return HttpResponse(f"{name}: {errors[0]}", status=400, content_type="text/plain; charset=utf-8")
     data = form.cleaned_data
-    reading = status.badge_reading(page.id, target_id, data["metric"], data["region"], data["window"])
+    if data["metric"] == "status" and data["region"] is None:
+        # The page's own reading (cached): the status a badge shows is the page's.
+        found = next((t for t in _reading(page).targets if t.target_id == target_id), None)
+        reading = status.BadgeReading("status", found.status if found else None, None, None, "")
+    else:
+        reading = status_cache.cached(
+            status_cache.reading_key(page.slug, "badge", target_id, data["metric"], data["region"], data["window"]),
+            lambda: status.badge_reading(page.id, target_id, data["metric"], data["region"], data["window"]),
+        )
     label, value, state = _badge_text(reading, data["window"])
     left, right = len(label) * CHAR_PX + PAD_PX, len(value) * CHAR_PX + PAD_PX
     svg = render_to_string(
@@ -220,8 +285,6 @@ BADGE_MAX_AGE_S = 60
 @require_safe
 def summary_json(request: HttpRequest, slug: str) -> JsonResponse:
     page = readable_page(request, slug)
-    reading = status.status_reading(page.id, timezone.now())
-    if reading is None:  # deleted since
-        raise Http404(_("No such status page."))
+    reading = _reading(page)
     page_url = request.build_absolute_uri(reverse("status-page", args=[page.slug]))
     return JsonResponse(statuspage_json.summary(reading, page_url, page.created_at))

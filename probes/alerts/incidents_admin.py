@@ -33,19 +33,27 @@ class OpenFilter(admin.SimpleListFilter):
         return queryset
 
 
-class IncidentEventInline(admin.TabularInline):
-    model = IncidentEvent
-    fields = ("at", "kind", "region", "channel", "attempt", "user", "detail_text")
-    readonly_fields = fields
+class ReadOnlyInline(admin.TabularInline):
+    """Rows of an incident written elsewhere (by the evaluator, or on the incident page), listed here as they are."""
+
     extra = 0
     can_delete = False
-    ordering = ("at", "id")
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.readonly_fields = cls.fields
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+class IncidentEventInline(ReadOnlyInline):
+    model = IncidentEvent
+    fields = ("at", "kind", "region", "channel", "attempt", "user", "detail_text")
+    ordering = ("at", "id")
 
     @admin.display(description=gettext_lazy("detail"))
     def detail_text(self, obj: IncidentEvent) -> str:
@@ -53,22 +61,13 @@ class IncidentEventInline(admin.TabularInline):
         return wording.event_text(obj.detail_data, obj.detail)
 
 
-class IncidentUpdateInline(admin.TabularInline):
+class IncidentUpdateInline(ReadOnlyInline):
     """What status pages show of the incident, in order: posted from the incident page by those with the
     permission to add incident updates (latency.incident_views), read here."""
 
     model = IncidentUpdate
     fields = ("posted_at", "status", "text", "posted_by")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
     ordering = ("posted_at", "id")
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(Incident)

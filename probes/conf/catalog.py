@@ -244,6 +244,13 @@ SETTINGS: tuple[Setting, ...] = (
         (SITE,), ACCESS,
     ),
     Setting(
+        "LATENCY_STATUS_CACHE_S", "int", 30,
+        "Seconds a status page's reading (its page, badges, feed and summary.json) is served from the cache (in "
+        "Redis, shared by the web processes) before one request reads it again while the others keep serving "
+        "the previous one; 0: read on every request.",
+        (SITE,), ACCESS, minimum=0, maximum=3600,
+    ),
+    Setting(
         "LATENCY_METRICS_TOKEN", "str", "",
         "The bearer token Prometheus sends to /metrics (at least 16 characters; only its SHA-256 is kept in the "
         "settings); empty: only signed-in sessions may read /metrics.",

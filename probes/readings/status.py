@@ -361,9 +361,10 @@ class BadgeReading:
 def badge_reading(
     page_id: int, target_id: int, metric: str, region_id: int | None, window: str, now: datetime | None = None
 ) -> BadgeReading:
-    """One figure of one of the page's targets over the last `window` (BADGE_WINDOWS), for a badge: its status now,
-    its uptime (as the page's bars count it), or its TTFT p95 from one region (as /api/table reads it for the same
-    target, region and window) or, without a region, the highest of the page's regions'."""
+    """One figure of one of the page's targets over the last `window` (BADGE_WINDOWS), for a badge: its status now
+    (from its calls in the region, or in all the page's), its uptime (as the page's bars count it), or its TTFT p95
+    from one region (as /api/table reads it for the same target, region and window) or, without a region, the
+    highest of the page's regions'."""
     from probes.models import Region
     from probes.readings.selection import WINDOWS, Selection
     from probes.readings.summaries import table
@@ -373,17 +374,22 @@ def badge_reading(
     regions = [region_id] if region_id is not None else region_ids
     region_name = Region.objects.get(id=region_id).name if region_id is not None else ""
     if metric == "status":
-        reading = status_reading(page_id, now)
-        found = next((t for t in reading.targets if t.target_id == target_id), None) if reading else None
-        return BadgeReading(metric, found.status if found else None, None, None, region_name)
+        # From the target's calls in these regions alone, by the page's rule (status_reading).
+        from probes.models import StatusPage
+
+        covering = _covering_objectives(StatusPage.objects.get(id=page_id), [target_id])
+        figures = _objective_figures(covering, regions, now).get(target_id)
+        by_incidents = _incident_statuses([target_id], regions)
+        found: Status = figures[0] if figures else by_incidents.get(target_id, "operational")
+        return BadgeReading(metric, found, None, None, region_name)
     since = now - WINDOWS[window]
     if metric == "uptime":
         from probes.models import StatusPage
 
-        covering = _covering_objectives(StatusPage.objects.get(id=page_id), [target_id]).get(target_id, [])
+        objectives = _covering_objectives(StatusPage.objects.get(id=page_id), [target_id]).get(target_id, [])
         good = eligible = 0
-        if covering:
-            counts = counts_in([o.id for o in covering], {"w": (since, now)})
+        if objectives:
+            counts = counts_in([o.id for o in objectives], {"w": (since, now)})
             for (_objective, _label, cell_target, cell_region), value in counts.items():
                 if cell_target == target_id and cell_region in regions:
                     good, eligible = good + value.good, eligible + value.eligible

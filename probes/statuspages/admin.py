@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
@@ -12,16 +13,42 @@ from probes.models import StatusPage
 
 @admin.register(StatusPage)
 class StatusPageAdmin(admin.ModelAdmin):
-    list_display = ("title", "slug", "public", "hostname", "language", "address")
+    list_display = ("title", "slug", "public", "language", "address")
     list_filter = ("public", "language")
-    search_fields = ("title", "slug", "hostname")
+    search_fields = ("title", "slug")
     prepopulated_fields = {"slug": ("title",)}
     filter_horizontal = ("targets", "model_groups", "regions", "slos")
     fieldsets = (
         (None, {"fields": ("title", "slug", "description", "language")}),
         (_("What it shows"), {"fields": ("targets", "model_groups", "regions", "slos", "show_latency")}),
-        (_("Who reads it"), {"fields": ("public", "hostname")}),
+        (_("Who reads it"), {"fields": ("public",)}),
     )
+
+    def save_model(self, request, obj: StatusPage, form, change) -> None:
+        before = StatusPage.objects.filter(pk=obj.pk).values_list("slug", flat=True).first()
+        super().save_model(request, obj, form, change)
+        self._forget_on_commit(before, obj.slug)
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        self._forget_on_commit(form.instance.slug)
+
+    def delete_model(self, request, obj: StatusPage) -> None:
+        super().delete_model(request, obj)
+        self._forget_on_commit(obj.slug)
+
+    def delete_queryset(self, request, queryset) -> None:
+        slugs = list(queryset.values_list("slug", flat=True))
+        super().delete_queryset(request, queryset)
+        self._forget_on_commit(*slugs)
+
+    @staticmethod
+    def _forget_on_commit(*slugs: str | None) -> None:
+        # Readers are served the cached page until then (probes.statuspages.cache): a page made private, or its
+        # targets changed, shows so on the next request once committed.
+        from probes.statuspages.cache import forget
+
+        transaction.on_commit(lambda: [forget(slug) for slug in slugs if slug])
 
     @admin.display(description=_("address"))
     def address(self, obj: StatusPage) -> str:

@@ -4,7 +4,6 @@ Registered with the app from probes.models."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import DomainNameValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -43,15 +42,6 @@ class StatusPage(models.Model):
         help_text=_("The objectives a target's status and daily uptime come from."),
     )
     public = models.BooleanField(_("public"), default=False, help_text=_("Anyone may read it without signing in."))
-    hostname = models.CharField(
-        _("hostname"),
-        max_length=253,
-        unique=True,
-        null=True,
-        blank=True,
-        validators=[DomainNameValidator(accept_idna=False)],
-        help_text=_("A domain of its own (status.example.com): the page is served at / when a request names it."),
-    )
     language = models.CharField(
         _("language"),
         max_length=10,
@@ -72,10 +62,3 @@ class StatusPage(models.Model):
 
     def __str__(self) -> str:
         return str(self.title)
-
-    def clean(self) -> None:
-        # Host names compare case-insensitively; stored lower-case, one page per name.
-        if self.hostname:
-            self.hostname = self.hostname.strip().lower().rstrip(".")
-        else:
-            self.hostname = None

@@ -13,7 +13,8 @@ from tests.factories import IncidentFactory, StatusPageFactory
 
 
 @pytest.fixture
-def incident(db):
+def incident(db, settings):
+    settings.LATENCY_STATUS_CACHE_S = 0  # the status page shows the update at once
     incident = IncidentFactory()
     StatusPageFactory(slug="public-status", targets=[incident.target])
     return incident

@@ -74,3 +74,12 @@ def test_bad_parameters_and_what_the_page_does_not_show(scene, client):
     assert client.get(f"/status/acme/badge/{TargetFactory().id}.svg").status_code == 404
     StatusPage.objects.filter(id=scene.page.id).update(public=False)
     assert client.get(base).status_code == 404
+
+
+def test_a_regions_status_badge_reads_that_regions_calls_alone(scene, client):
+    now = datetime.now(UTC)
+    scene.calls(now - timedelta(hours=1), now, good=60, bad=60)  # all from the first region
+    base = f"/status/acme/badge/{scene.target.id}.svg"
+    assert _title(client.get(f"{base}?region=zz-lagos")) == "status Lagos: outage"
+    assert _title(client.get(f"{base}?region=zz-oslo")) == "status Oslo: operational"
+    assert _title(client.get(base)) == "status: outage"

@@ -49,7 +49,9 @@ class Scene:
 
 
 @pytest.fixture
-def scene(db) -> Scene:
+def scene(db, settings) -> Scene:
+    # Read on every request: what each test changes shows at once (tests/status_cache judges the cache).
+    settings.LATENCY_STATUS_CACHE_S = 0
     regions = [RegionFactory(slug="zz-lagos", name="Lagos"), RegionFactory(slug="zz-oslo", name="Oslo")]
     target = TargetFactory(name="chat-eu", url="https://secret-host.internal.example/v1/chat/completions")
     probe = ProbeFactory(target=target, regions=regions)

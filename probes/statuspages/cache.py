@@ -1,0 +1,75 @@
+"""The status pages' cache: a page's reading, and what its badges read, served for LATENCY_STATUS_CACHE_S from the
+"status" cache (Redis, shared by the web processes), so a page read by hundreds of readers a second is read from
+the database at most once per period.
+
+Stale while refreshed: an entry is kept ten periods but fresh for one; the first request to find it stale takes a
+lock (cache.add, atomic in Redis) and reads again, while the others serve the stale copy. On an empty cache (a
+start, or an entry evicted) the others wait for the one reading (each request runs in a thread of its own), up to
+FILL_WAIT_S, then read for themselves.
+
+The admin empties a page's entries when it saves or deletes the page (forget), so a page made private stops being
+served at once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.core.cache import caches
+
+T = TypeVar("T")
+KEEP_PERIODS = 10
+# How long a request waits for another's first read of an entry before reading it itself, and how often it looks.
+FILL_WAIT_S = 5.0
+FILL_POLL_S = 0.02
+
+
+def _cache():
+    return caches["status"]
+
+
+def cached(key: str, read: Callable[[], T]) -> T:
+    """read()'s value, from the cache while fresh; read again by one request once stale."""
+    period = settings.LATENCY_STATUS_CACHE_S
+    if period <= 0:
+        return read()
+    cache = _cache()
+    entry: tuple[float, Any] | None = cache.get(key)
+    now = time.time()
+    if entry is not None and entry[0] > now:
+        return entry[1]
+    lock = f"{key}:refreshing"
+    # Held while one request reads; its timeout only frees it from a request that died reading.
+    if cache.add(lock, 1, timeout=period):
+        try:
+            value = read()
+            cache.set(key, (time.time() + period, value), timeout=period * KEEP_PERIODS)
+        finally:
+            cache.delete(lock)
+        return value
+    if entry is not None:
+        return entry[1]
+    deadline = time.monotonic() + FILL_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(FILL_POLL_S)
+        entry = cache.get(key)
+        if entry is not None:
+            return entry[1]
+    return read()
+
+
+def page_key(slug: str) -> str:
+    return f"page:{slug}"
+
+
+def reading_key(slug: str, *parts: object) -> str:
+    return ":".join(["reading", slug, *(str(p) for p in parts)])
+
+
+def forget(slug: str) -> None:
+    """Drop the page's lookup, its reading and their refresh locks (its badges' and rendered pages' entries age
+    out within their period: they are served only to whoever the page's lookup lets in)."""
+    keys = [page_key(slug), reading_key(slug)]
+    _cache().delete_many([*keys, *(f"{key}:refreshing" for key in keys)])
