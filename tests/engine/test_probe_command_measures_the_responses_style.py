@@ -27,7 +27,8 @@ def test_probe_style_responses_is_ok_with_usage(mockllm, probe_url):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["outcome"] == "ok" and (data["output_tokens"], data["tokens_estimated"]) == (7, False)
-    assert data["ttft_ms"] < data["ttfat_ms"]
+    # The reasoning tokens come first; on a busy machine both may be read in one go, so at the same instant.
+    assert data["ttfat_ms"] is not None and data["ttft_ms"] <= data["ttfat_ms"]
 
 
 def test_probe_style_responses_requires_a_model():
