@@ -29,7 +29,7 @@ from probes.readings.slo_time import floor_day
 from probes.readings.slos import BURN_WINDOWS, alert_for, budget_of, mix_weights, reading_start
 
 if TYPE_CHECKING:
-    from probes.models import StatusPage
+    from probes.models import Incident, StatusPage
 
 Status = Literal["operational", "degraded", "outage"]
 STATUSES: tuple[Status, ...] = ("operational", "degraded", "outage")
@@ -209,14 +209,18 @@ def _objective_figures(
     for (objective_id, label, target_id, region_id), value in counts.items():
         if region_id in region_ids:
             cells[(objective_id, label, target_id)][region_id] = value
+    # Each objective's ratio and mix weights, once.
+    terms = {
+        o.id: (float(o.objective_percent) / 100.0, mix_weights(o.mix, slugs) if o.mix else None)
+        for o in objectives.values()
+    }
     out = {}
     for target_id, listed in covering.items():
         statuses: list[Status] = []
         uptime = []
         good = eligible = 0
         for o in listed:
-            ratio = float(o.objective_percent) / 100.0
-            weights = mix_weights(o.mix, slugs) if o.mix else None
+            ratio, weights = terms[o.id]
             burn = {
                 label: budget_of(ratio, cells.get((o.id, label, target_id), {}), weights).burn_rate
                 for label, _span in BURN_WINDOWS
@@ -228,8 +232,7 @@ def _objective_figures(
             for o in listed:
                 if o.exact_since is None or start < floor_day(o.exact_since) or start >= now:
                     continue
-                ratio = float(o.objective_percent) / 100.0
-                weights = mix_weights(o.mix, slugs) if o.mix else None
+                ratio, weights = terms[o.id]
                 per_region = cells.get((o.id, f"day{k}", target_id), {})
                 budget = budget_of(ratio, per_region, weights)
                 if budget.attainment is None:
@@ -244,6 +247,14 @@ def _objective_figures(
     return out
 
 
+def _shown(incident: Incident, region_ids: list[int]) -> bool:
+    """Whether an incident (its regions prefetched) is one of the page's: global, or of a region it shows."""
+    from probes.alerts.models import GLOBAL
+
+    regions = {r.id for r in incident.regions.all()}
+    return incident.scope == GLOBAL or not regions or bool(regions & set(region_ids))
+
+
 def _incident_statuses(target_ids: list[int], region_ids: list[int]) -> dict[int, Status]:
     from probes.alerts.models import GLOBAL
     from probes.models import Incident
@@ -252,9 +263,8 @@ def _incident_statuses(target_ids: list[int], region_ids: list[int]) -> dict[int
     for incident in Incident.objects.filter(target_id__in=target_ids, resolved_at__isnull=True).prefetch_related(
         "regions"
     ):
-        regions = {r.id for r in incident.regions.all()}
-        if incident.scope != GLOBAL and regions and not regions & set(region_ids):
-            continue  # of regions the page does not show
+        if not _shown(incident, region_ids):
+            continue
         status: Status = "outage" if incident.scope == GLOBAL else "degraded"
         out[incident.target_id] = _worst([out.get(incident.target_id, "operational"), status])
     return out
@@ -293,8 +303,7 @@ def _incidents(
     )
     out = []
     for incident in found:
-        regions = {r.id for r in incident.regions.all()}
-        if incident.scope != GLOBAL and regions and not regions & set(region_ids):
+        if not _shown(incident, region_ids):
             continue
         updates = [update_row(u) for u in sorted(incident.updates.all(), key=lambda u: (u.posted_at, u.id))]
         out.append(
