@@ -13,7 +13,7 @@ from probes.models import StatusPage
 
 @admin.register(StatusPage)
 class StatusPageAdmin(admin.ModelAdmin):
-    list_display = ("title", "slug", "public", "language", "address")
+    list_display = ("title", "slug", "public", "language", "address", "hostname")
     list_filter = ("public", "language")
     search_fields = ("title", "slug")
     prepopulated_fields = {"slug": ("title",)}
@@ -21,7 +21,7 @@ class StatusPageAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("title", "slug", "description", "language")}),
         (_("What it shows"), {"fields": ("targets", "model_groups", "regions", "slos", "show_latency")}),
-        (_("Who reads it"), {"fields": ("public",)}),
+        (_("Who reads it, where"), {"fields": ("public", "hostname")}),
     )
 
     def save_model(self, request, obj: StatusPage, form, change) -> None:

@@ -3,9 +3,27 @@ Registered with the app from probes.models."""
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.http.request import validate_host
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+
+
+# A DNS name of letters, digits and hyphens, at least two labels, no port: what a Host header names.
+HOSTNAME = re.compile(r"^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$")
+
+
+def validate_hostname(value: str) -> None:
+    if value and not HOSTNAME.match(value):
+        raise ValidationError(
+            _("Enter a domain name such as status.example.com: lower-case letters, digits, hyphens and dots, no port."),
+            code="invalid",
+        )
 
 
 class StatusPage(models.Model):
@@ -49,6 +67,17 @@ class StatusPage(models.Model):
         default=settings.LANGUAGE_CODE,
         help_text=_("The page's language, unless the reader chose another."),
     )
+    hostname = models.CharField(
+        _("hostname"),
+        max_length=253,
+        blank=True,
+        default="",
+        validators=[validate_hostname],
+        help_text=_(
+            "A domain of its own (status.example.com), pointed at this site and listed in ALLOWED_HOSTS: "
+            "requests for it are answered with this page at its root. Empty: /status/<slug>/ only."
+        ),
+    )
     show_latency = models.BooleanField(
         _("show latency"), default=True, help_text=_("Show TTFT p50 and p95 by region over the last 24 hours.")
     )
@@ -59,6 +88,32 @@ class StatusPage(models.Model):
         ordering = ["title"]
         verbose_name = _("status page")
         verbose_name_plural = _("status pages")
+        constraints = [
+            # One page per domain; the Host lookup (probes.statuspages.hosts) reads the rows with one.
+            models.UniqueConstraint(
+                fields=["hostname"], condition=~models.Q(hostname=""), name="statuspage_hostname_unique"
+            )
+        ]
 
     def __str__(self) -> str:
         return str(self.title)
+
+    def clean(self) -> None:
+        self.hostname = self.hostname.strip().lower().rstrip(".")
+        validate_hostname(self.hostname)
+        if not self.hostname:
+            return
+        # Django answers 400 to a Host not in ALLOWED_HOSTS before any page is looked up: say so now.
+        if not validate_host(self.hostname, settings.ALLOWED_HOSTS):
+            raise ValidationError(
+                {
+                    "hostname": gettext(
+                        "%(host)s is not in ALLOWED_HOSTS: add it there (the ALLOWED_HOSTS setting) and restart "
+                        "the site, or requests for it are refused."
+                    )
+                    % {"host": self.hostname}
+                }
+            )
+        site = urlsplit(settings.LATENCY_SITE_URL).hostname if settings.LATENCY_SITE_URL else None
+        if site and site.lower() == self.hostname:
+            raise ValidationError({"hostname": gettext("This is the site's own address (LATENCY_SITE_URL).")})
