@@ -87,6 +87,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "latency.security.SiteCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything resolves a URL: a status page's own domain is answered with that page's URLs alone.
+    "latency.status_hosts.StatusHostMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # After sessions, before common: the language comes from the set_language
     # cookie, then the browser's Accept-Language.

@@ -6,8 +6,10 @@ a page is read at most once per LATENCY_STATUS_CACHE_S). Who may read one is lat
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import wraps
 
 from django import forms
 from django.conf import settings
@@ -129,42 +131,73 @@ def _render_page(page: PageRef) -> str:
     return render_to_string("status/page.html", context)
 
 
+def page_path(request: HttpRequest, slug: str) -> str:
+    """The page's path as this request reaches it: the root of its own domain, or /status/<slug>/."""
+    if getattr(request, "status_page_slug", None) == slug:
+        return "/"
+    return reverse("status-page", args=[slug], urlconf=settings.ROOT_URLCONF)
+
+
+def on_own_domain(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The view for the page whose domain the request reached (latency.status_hosts), at that domain's root."""
+
+    @wraps(view)
+    def served(request: HttpRequest, **kwargs) -> HttpResponse:
+        return view(request, slug=request.status_page_slug, **kwargs)  # type: ignore[attr-defined]
+
+    return served
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    page: PageRef
+    path: str
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    entry: status.FeedEntry
+    link: str
+
+
 class StatusFeed(Feed):
     """/status/<slug>/feed.atom: Atom 1.0, an entry per public update of the page's incidents, newest first, each
     linking to its update on the page. Readable by whoever may read the page (readable_page)."""
 
     feed_type = Atom1Feed
 
-    def get_object(self, request: HttpRequest, slug: str) -> PageRef:
-        return readable_page(request, slug)
+    def get_object(self, request: HttpRequest, slug: str) -> FeedPage:
+        return FeedPage(readable_page(request, slug), page_path(request, slug))
 
-    def title(self, page: PageRef) -> str:
-        return page.title
+    def title(self, obj: FeedPage) -> str:
+        return obj.page.title
 
-    def subtitle(self, page: PageRef) -> str:
-        return page.description or _("Incident updates")
+    def subtitle(self, obj: FeedPage) -> str:
+        return obj.page.description or _("Incident updates")
 
-    def link(self, page: PageRef) -> str:
-        return reverse("status-page", args=[page.slug])
+    def link(self, obj: FeedPage) -> str:
+        return obj.path
 
-    def items(self, page: PageRef) -> list[status.FeedEntry]:
-        return status_cache.cached(status_cache.reading_key(page.slug, "feed"), lambda: status.feed_entries(page.id))
-
-    def item_title(self, entry: status.FeedEntry) -> str:
-        return f"{entry.target_name}: {capfirst(str(entry.update.status_label))}"
-
-    def item_description(self, entry: status.FeedEntry) -> str:
-        return entry.update.text
-
-    def item_link(self, entry: status.FeedEntry) -> str:
+    def items(self, obj: FeedPage) -> list[FeedItem]:
+        page = obj.page
+        entries = status_cache.cached(status_cache.reading_key(page.slug, "feed"), lambda: status.feed_entries(page.id))
         # Each update its own anchor on the page: the link is also the entry's id (unique, permanent).
-        return reverse("status-page", args=[entry.page_slug]) + f"#update-{entry.update.id}"
+        return [FeedItem(entry, f"{obj.path}#update-{entry.update.id}") for entry in entries]
 
-    def item_pubdate(self, entry: status.FeedEntry) -> datetime:
-        return entry.update.posted_at
+    def item_title(self, item: FeedItem) -> str:
+        return f"{item.entry.target_name}: {capfirst(str(item.entry.update.status_label))}"
 
-    def item_updateddate(self, entry: status.FeedEntry) -> datetime:
-        return entry.update.posted_at
+    def item_description(self, item: FeedItem) -> str:
+        return item.entry.update.text
+
+    def item_link(self, item: FeedItem) -> str:
+        return item.link
+
+    def item_pubdate(self, item: FeedItem) -> datetime:
+        return item.entry.update.posted_at
+
+    def item_updateddate(self, item: FeedItem) -> datetime:
+        return item.entry.update.posted_at
 
 
 status_feed = require_safe(StatusFeed())
@@ -286,5 +319,5 @@ BADGE_MAX_AGE_S = 60
 def summary_json(request: HttpRequest, slug: str) -> JsonResponse:
     page = readable_page(request, slug)
     reading = _reading(page)
-    page_url = request.build_absolute_uri(reverse("status-page", args=[page.slug]))
+    page_url = request.build_absolute_uri(page_path(request, page.slug))
     return JsonResponse(statuspage_json.summary(reading, page_url, page.created_at))

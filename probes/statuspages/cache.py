@@ -71,5 +71,9 @@ def reading_key(slug: str, *parts: object) -> str:
 def forget(slug: str) -> None:
     """Drop the page's lookup, its reading and their refresh locks (its badges' and rendered pages' entries age
     out within their period: they are served only to whoever the page's lookup lets in)."""
+    from probes.statuspages.hosts import forget_domains
+
     keys = [page_key(slug), reading_key(slug)]
     _cache().delete_many([*keys, *(f"{key}:refreshing" for key in keys)])
+    # Its domain may have changed with it.
+    forget_domains()

@@ -4,6 +4,7 @@ Registered with the app from probes.models."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -13,13 +14,21 @@ from django.http.request import validate_host
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-
 # A DNS name of letters, digits and hyphens, at least two labels, no port: what a Host header names.
 HOSTNAME = re.compile(r"^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$")
 
 
+# An address's last label is digits; a domain's top-level label never is.
+NUMERIC_TLD = re.compile(r"\.[0-9]+$")
+
+
+def is_hostname(value: str) -> bool:
+    """A name a page could be served at: not an address, not `localhost`."""
+    return bool(HOSTNAME.match(value)) and not NUMERIC_TLD.search(value)
+
+
 def validate_hostname(value: str) -> None:
-    if value and not HOSTNAME.match(value):
+    if value and not is_hostname(value):
         raise ValidationError(
             _("Enter a domain name such as status.example.com: lower-case letters, digits, hyphens and dots, no port."),
             code="invalid",
@@ -98,11 +107,19 @@ class StatusPage(models.Model):
     def __str__(self) -> str:
         return str(self.title)
 
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
+        # As people type it (Status.Example.com.): one spelling, the one a Host header is compared with.
+        self.hostname = (self.hostname or "").strip().lower().rstrip(".")
+        super().clean_fields(exclude)
+
     def clean(self) -> None:
-        self.hostname = self.hostname.strip().lower().rstrip(".")
-        validate_hostname(self.hostname)
-        if not self.hostname:
+        if not self.hostname or not is_hostname(self.hostname):
             return
+        if not self.public:
+            # Signing in happens at the site's own address; its session is not sent to another domain.
+            raise ValidationError(
+                {"hostname": gettext("Only a public page can have a domain of its own: readers there cannot sign in.")}
+            )
         # Django answers 400 to a Host not in ALLOWED_HOSTS before any page is looked up: say so now.
         if not validate_host(self.hostname, settings.ALLOWED_HOSTS):
             raise ValidationError(
