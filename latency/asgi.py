@@ -1,9 +1,14 @@
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency.settings")
-django_asgi_app = get_asgi_application()
+# As django.core.asgi.get_asgi_application, with the middleware run synchronously (latency.asgi_handler).
+django.setup(set_prefix=False)
+
+from latency.asgi_handler import SynchronousChainASGIHandler  # noqa: E402
+
+django_asgi_app = SynchronousChainASGIHandler()
 
 from django.conf import settings  # noqa: E402
 
