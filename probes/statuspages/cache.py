@@ -7,8 +7,8 @@ lock (cache.add, atomic in Redis) and reads again, while the others serve the st
 start, or an entry evicted) the others wait for the one reading (each request runs in a thread of its own), up to
 FILL_WAIT_S, then read for themselves.
 
-The admin empties a page's entries when it saves or deletes the page (forget), so a page made private stops being
-served at once."""
+Whoever saves or deletes a page (the admin, the REST API, `atlas apply`: services.forget_on_commit) empties its
+entries once that commits (forget), so a page made private stops being served at once."""
 
 from __future__ import annotations
 
