@@ -69,7 +69,15 @@ def reading_key(slug: str, *parts: object) -> str:
 
 
 def forget(slug: str) -> None:
-    """Drop the page's lookup, its reading and their refresh locks (its badges' and rendered pages' entries age
-    out within their period: they are served only to whoever the page's lookup lets in)."""
-    keys = [page_key(slug), reading_key(slug)]
+    """Drop the page's lookup, its reading, its rendered page in each language, its feed and its regions, and their
+    refresh locks, so a changed title or set of targets shows on the next request, not a period later. Its badges'
+    entries (one per target, metric, region and window asked for: too many to name) age out within their period;
+    they are served only to whoever the page's lookup lets in."""
+    keys = [
+        page_key(slug),
+        reading_key(slug),
+        reading_key(slug, "feed"),
+        reading_key(slug, "regions"),
+        *(reading_key(slug, "html", code) for code, _name in settings.LANGUAGES),
+    ]
     _cache().delete_many([*keys, *(f"{key}:refreshing" for key in keys)])

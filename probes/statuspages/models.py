@@ -13,7 +13,6 @@ from django.http.request import validate_host
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-
 # A DNS name of letters, digits and hyphens, at least two labels, no port: what a Host header names.
 HOSTNAME = re.compile(r"^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$")
 
@@ -100,8 +99,9 @@ class StatusPage(models.Model):
 
     def clean(self) -> None:
         self.hostname = self.hostname.strip().lower().rstrip(".")
-        validate_hostname(self.hostname)
-        if not self.hostname:
+        # No domain name: the field's validator has said so under hostname (clean_fields); said again here, the
+        # message would be a second copy under no field.
+        if not self.hostname or not HOSTNAME.match(self.hostname):
             return
         # Django answers 400 to a Host not in ALLOWED_HOSTS before any page is looked up: say so now.
         if not validate_host(self.hostname, settings.ALLOWED_HOSTS):
@@ -117,3 +117,7 @@ class StatusPage(models.Model):
         site = urlsplit(settings.LATENCY_SITE_URL).hostname if settings.LATENCY_SITE_URL else None
         if site and site.lower() == self.hostname:
             raise ValidationError({"hostname": gettext("This is the site's own address (LATENCY_SITE_URL).")})
+        # The constraint (statuspage_hostname_unique) would say so too, but under no field: a form, the API and
+        # `atlas apply` name the field.
+        if StatusPage.objects.filter(hostname=self.hostname).exclude(pk=self.pk).exists():
+            raise ValidationError({"hostname": gettext("Another status page already has this hostname.")})
