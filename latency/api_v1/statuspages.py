@@ -22,6 +22,9 @@ def _keys(field: str, queryset, help_text: str) -> ByKey:
 
 
 class StatusPageSerializer(ModelRulesSerializer):
+    """A status page: targets, model groups and objectives (slos) by name, regions by slug, each list optional
+    (none; for regions, every region); path is where the page is read."""
+
     targets = _keys("name", Target.objects.all(), "Targets by name.")
     model_groups = _keys("name", ModelGroup.objects.all(), "Model groups by name: each one's targets are shown too.")
     regions = _keys("slug", Region.objects.all(), "Regions by slug; empty: every region.")
