@@ -16,6 +16,7 @@ from latency.api_v1.config import ProbeViewSet, RegionViewSet, TargetViewSet
 from latency.api_v1.modelgroups import ModelGroupViewSet
 from latency.api_v1.reads import AggregateViewSet, IncidentViewSet, MeasurementViewSet, WorkerView
 from latency.api_v1.slos import ObjectiveViewSet
+from latency.api_v1.statuspages import StatusPageViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
@@ -24,6 +25,7 @@ router.register("targets", TargetViewSet, basename="target")
 router.register("probes", ProbeViewSet, basename="probe")
 router.register("model-groups", ModelGroupViewSet, basename="model-group")
 router.register("slos", ObjectiveViewSet, basename="slo")
+router.register("status-pages", StatusPageViewSet, basename="status-page")
 router.register("measurements", MeasurementViewSet, basename="measurement")
 router.register("aggregates", AggregateViewSet, basename="aggregate")
 router.register("incidents", IncidentViewSet, basename="incident")

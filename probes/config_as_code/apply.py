@@ -8,7 +8,7 @@ value the rules normalise is compared as it will be stored, and a second apply f
 
 Every object is written in the same transaction, in the file's order (what a row names exists before it):
 regions, targets, channels, probes, then alert rules, judged against the probes as the file leaves them, model
-groups and objectives. Any problem, or --dry-run, rolls all of it back.
+groups, objectives and status pages. Any problem, or --dry-run, rolls all of it back.
 
 --prune deletes the objects of each section the file has that the file does not name (a section left out of
 the file is not managed by it). An object that measurements or rollups refer to is never deleted: its history
@@ -40,6 +40,7 @@ from probes.config_as_code.rows import (
     OBJECTIVES,
     PROBES,
     REGIONS,
+    STATUS_PAGES,
     TARGETS,
     Kind,
     Row,
@@ -47,6 +48,7 @@ from probes.config_as_code.rows import (
 from probes.config_as_code.schema import Document, Problem
 from probes.engine.envpolicy import SITE_VARIABLES, site_rule
 from probes.rollups.locks import LockSpace
+from probes.statuspages.services import forget_on_commit
 
 CREATE = "create"
 UPDATE = "update"
@@ -351,6 +353,9 @@ class _Run:
                 from probes.slos.services import reconcile
 
                 transaction.on_commit(reconcile)
+            elif kind is STATUS_PAGES:
+                # Readers get the cached page until it is forgotten (probes.statuspages.cache).
+                forget_on_commit(form.instance.slug)
             self.steps.append(Step(CREATE if existing is None else UPDATE, label, changes))
 
     # Pruning ----------------------------------------------------------------------------------------------
@@ -382,6 +387,8 @@ class _Run:
                 )
                 continue
             self.steps.append(Step(DELETE, label, detail=_delete(obj)))
+            if kind is STATUS_PAGES:
+                forget_on_commit(obj.slug)
 
 
 def apply_document(document: Document, *, prune: bool = False, dry_run: bool = False) -> Outcome:
@@ -400,6 +407,9 @@ def apply_document(document: Document, *, prune: bool = False, dry_run: bool = F
             run.upsert(ALERT_RULES)
             run.upsert(MODEL_GROUPS)
             run.upsert(OBJECTIVES)
+            run.upsert(STATUS_PAGES)
+            # Nothing protects a status page, and it protects none of what it names: its place in the order is free.
+            run.prune_kind(STATUS_PAGES)
             # Before the model groups: an objective protects the group it covers.
             run.prune_kind(OBJECTIVES)
             run.prune_kind(MODEL_GROUPS)

@@ -24,6 +24,7 @@ from probes.config_as_code.rows import (
     OBJECTIVES,
     PROBES,
     REGIONS,
+    STATUS_PAGES,
     TARGETS,
     Kind,
     Row,
@@ -37,7 +38,16 @@ HEADER = """\
 
 
 def model_of(kind: Kind) -> type[models.Model]:
-    from probes.models import AlertRule, ModelGroup, NotificationChannel, Probe, Region, ServiceLevelObjective, Target
+    from probes.models import (
+        AlertRule,
+        ModelGroup,
+        NotificationChannel,
+        Probe,
+        Region,
+        ServiceLevelObjective,
+        StatusPage,
+        Target,
+    )
 
     return {
         REGIONS.section: Region,
@@ -47,6 +57,7 @@ def model_of(kind: Kind) -> type[models.Model]:
         ALERT_RULES.section: AlertRule,
         MODEL_GROUPS.section: ModelGroup,
         OBJECTIVES.section: ServiceLevelObjective,
+        STATUS_PAGES.section: StatusPage,
     }[kind.section]
 
 
@@ -80,6 +91,10 @@ def refs_of(kind: Kind, obj: Any) -> dict[str, Any]:
             refs[field] = tuple(sorted(channel.name for channel in obj.channels.all()))
         elif field == "targets":
             refs[field] = tuple(sorted(target.name for target in obj.targets.all()))
+        elif field == "model_groups":
+            refs[field] = tuple(sorted(group.name for group in obj.model_groups.all()))
+        elif field == "slos":
+            refs[field] = tuple(sorted(objective.name for objective in obj.slos.all()))
     return refs
 
 
@@ -114,5 +129,6 @@ def dump(sections: dict[str, list[Row]]) -> str:
 
 
 def export_yaml() -> str:
-    """Every region, target, notification channel, probe, alert rule, model group and objective, as YAML."""
+    """Every region, target, notification channel, probe, alert rule, model group, objective and status page, as
+    YAML."""
     return dump(export_rows())

@@ -6,8 +6,9 @@ normalise (a Gemini model taken from its URL, a percentile cleared for a rate me
 be stored, and a second apply finds nothing to change.
 
 Objects are named by keys that mean something to a person and survive a dump and restore: a region's slug, a
-target's name, a channel's, an alert rule's, a model group's and an objective's name, and a probe's target and
-name together (Probe.name is unique only within its target: probe_unique_name_per_target). Never a database id.
+target's name, a channel's, an alert rule's, a model group's and an objective's name, a status page's slug, and a
+probe's target and name together (Probe.name is unique only within its target: probe_unique_name_per_target).
+Never a database id.
 """
 
 from __future__ import annotations
@@ -108,7 +109,22 @@ class ObjectiveRow:
     channels: tuple[str, ...]  # where its burn-rate alerts go, by channel name
 
 
-Row = RegionRow | TargetRow | ChannelRow | ProbeRow | AlertRuleRow | ModelGroupRow | ObjectiveRow
+@dataclass(frozen=True)
+class StatusPageRow:
+    slug: str
+    title: str
+    description: str
+    language: str
+    targets: tuple[str, ...]
+    model_groups: tuple[str, ...]  # every target of these groups is shown too
+    regions: tuple[str, ...]  # empty: every region
+    slos: tuple[str, ...]  # the objectives a target's status comes from, by name
+    show_latency: bool
+    public: bool
+    hostname: str  # a domain of its own, listed in ALLOWED_HOSTS; "" for /status/<slug>/ only
+
+
+Row = RegionRow | TargetRow | ChannelRow | ProbeRow | AlertRuleRow | ModelGroupRow | ObjectiveRow | StatusPageRow
 
 
 @dataclass(frozen=True)
@@ -168,7 +184,16 @@ OBJECTIVES = Kind(
     refs=(("targets", "targets"), ("model_group", "model_groups"), ("regions", "regions"), ("channels", "channels")),
 )
 
+STATUS_PAGES = Kind(
+    "status_pages",
+    "status page",
+    StatusPageRow,
+    ("slug",),
+    frozenset({"slug", "title"}),
+    refs=(("targets", "targets"), ("model_groups", "model_groups"), ("regions", "regions"), ("slos", "objectives")),
+)
+
 # The file's order, which is also the order objects are created in: what a row names comes before it.
-KINDS: tuple[Kind, ...] = (REGIONS, TARGETS, CHANNELS, PROBES, ALERT_RULES, MODEL_GROUPS, OBJECTIVES)
+KINDS: tuple[Kind, ...] = (REGIONS, TARGETS, CHANNELS, PROBES, ALERT_RULES, MODEL_GROUPS, OBJECTIVES, STATUS_PAGES)
 BY_SECTION = {kind.section: kind for kind in KINDS}
 FORMAT_VERSION = 1

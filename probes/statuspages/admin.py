@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from probes.models import StatusPage
+from probes.statuspages.services import forget_on_commit
 
 
 @admin.register(StatusPage)
@@ -27,28 +27,20 @@ class StatusPageAdmin(admin.ModelAdmin):
     def save_model(self, request, obj: StatusPage, form, change) -> None:
         before = StatusPage.objects.filter(pk=obj.pk).values_list("slug", flat=True).first()
         super().save_model(request, obj, form, change)
-        self._forget_on_commit(before, obj.slug)
+        forget_on_commit(before, obj.slug)
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
-        self._forget_on_commit(form.instance.slug)
+        forget_on_commit(form.instance.slug)
 
     def delete_model(self, request, obj: StatusPage) -> None:
         super().delete_model(request, obj)
-        self._forget_on_commit(obj.slug)
+        forget_on_commit(obj.slug)
 
     def delete_queryset(self, request, queryset) -> None:
         slugs = list(queryset.values_list("slug", flat=True))
         super().delete_queryset(request, queryset)
-        self._forget_on_commit(*slugs)
-
-    @staticmethod
-    def _forget_on_commit(*slugs: str | None) -> None:
-        # Readers are served the cached page until then (probes.statuspages.cache): a page made private, or its
-        # targets changed, shows so on the next request once committed.
-        from probes.statuspages.cache import forget
-
-        transaction.on_commit(lambda: [forget(slug) for slug in slugs if slug])
+        forget_on_commit(*slugs)
 
     @admin.display(description=_("address"))
     def address(self, obj: StatusPage) -> str:

@@ -7,8 +7,8 @@ lock (cache.add, atomic in Redis) and reads again, while the others serve the st
 start, or an entry evicted) the others wait for the one reading (each request runs in a thread of its own), up to
 FILL_WAIT_S, then read for themselves.
 
-The admin empties a page's entries when it saves or deletes the page (forget), so a page made private stops being
-served at once."""
+Whoever saves or deletes a page (the admin, the REST API, `atlas apply`: services.forget_on_commit) empties its
+entries once that commits (forget), so a page made private stops being served at once."""
 
 from __future__ import annotations
 
@@ -69,11 +69,19 @@ def reading_key(slug: str, *parts: object) -> str:
 
 
 def forget(slug: str) -> None:
-    """Drop the page's lookup, its reading and their refresh locks (its badges' and rendered pages' entries age
-    out within their period: they are served only to whoever the page's lookup lets in)."""
+    """Drop the page's lookup, its reading, its rendered page in each language, its feed and its regions, and their
+    refresh locks, so a changed title or set of targets shows on the next request, not a period later. Its badges'
+    entries (one per target, metric, region and window asked for: too many to name) age out within their period;
+    they are served only to whoever the page's lookup lets in."""
     from probes.statuspages.hosts import forget_domains
 
-    keys = [page_key(slug), reading_key(slug)]
+    keys = [
+        page_key(slug),
+        reading_key(slug),
+        reading_key(slug, "feed"),
+        reading_key(slug, "regions"),
+        *(reading_key(slug, "html", code) for code, _name in settings.LANGUAGES),
+    ]
     _cache().delete_many([*keys, *(f"{key}:refreshing" for key in keys)])
     # Its domain may have changed with it.
     forget_domains()

@@ -113,6 +113,8 @@ class StatusPage(models.Model):
         super().clean_fields(exclude)
 
     def clean(self) -> None:
+        # No domain name: the field's validator has said so under hostname (clean_fields); said again here, the
+        # message would be a second copy under no field.
         if not self.hostname or not is_hostname(self.hostname):
             return
         if not self.public:
@@ -134,3 +136,7 @@ class StatusPage(models.Model):
         site = urlsplit(settings.LATENCY_SITE_URL).hostname if settings.LATENCY_SITE_URL else None
         if site and site.lower() == self.hostname:
             raise ValidationError({"hostname": gettext("This is the site's own address (LATENCY_SITE_URL).")})
+        # The constraint (statuspage_hostname_unique) would say so too, but under no field: a form, the API and
+        # `atlas apply` name the field.
+        if StatusPage.objects.filter(hostname=self.hostname).exclude(pk=self.pk).exists():
+            raise ValidationError({"hostname": gettext("Another status page already has this hostname.")})

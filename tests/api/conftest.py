@@ -1,8 +1,9 @@
 """The REST API's tests (/api/v1/).
 
 - `roles`: users by role, each with an API token (`roles.viewer.token`): `viewer` holds the view permissions
-  (regions, targets, probes, model groups, objectives, measurements, incidents, workers), `editor` those plus add,
-  change and delete for regions, targets, probes, model groups and objectives, `nobody` no permission at all.
+  (regions, targets, probes, model groups, objectives, status pages, measurements, incidents, workers), `editor`
+  those plus add, change and delete for regions, targets, probes, model groups, objectives and status pages,
+  `nobody` no permission at all.
 - `bearer(token)`: the Authorization header, for Django's test client (`client.get(url, **bearer(t))`).
 - `site`: the site on a real uvicorn over the test database (committed data: transactional_db).
 The browser fixtures (`browser_page`, `asgi_server`) are tests/browser's, for the docs page.
@@ -18,7 +19,7 @@ import pytest
 from devtools.harness import UvicornServer
 from tests.browser.conftest import asgi_server, browser_page  # noqa: F401  (fixtures for the docs page)
 
-CONFIG = ("region", "target", "probe", "modelgroup", "servicelevelobjective")
+CONFIG = ("region", "target", "probe", "modelgroup", "servicelevelobjective", "statuspage")
 READ = (*CONFIG, "measurement", "incident", "worker")
 
 

@@ -24,6 +24,7 @@ READS = (
     "/api/v1/incidents/",
     "/api/v1/workers/",
     "/api/v1/slos/",
+    "/api/v1/status-pages/",
     "/api/v1/schema/",
 )
 NEW_REGION = {

@@ -27,6 +27,7 @@ from tests.factories import (
     ProbeFactory,
     ServiceLevelObjectiveFactory,
     SLOHourCountFactory,
+    StatusPageFactory,
     WorkerFactory,
 )
 
@@ -58,6 +59,8 @@ def data(transactional_db):
     objective.save(update_fields=["counted_condition", "exact_since"])
     hour = now.replace(minute=0, second=0, microsecond=0)
     SLOHourCountFactory(objective=objective, target=probe.target, region=region, hour=hour - timedelta(hours=1))
+    # And the status pages', a page naming one object of each kind.
+    StatusPageFactory(targets=[probe.target], regions=[region], slos=[objective])
 
 
 def test_every_operation_answers_as_its_schema_says(site, roles, data):

@@ -10,7 +10,16 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from devtools.demo_seed import demo_regions, seed
-from probes.models import AlertRule, ModelGroup, NotificationChannel, Probe, Region, ServiceLevelObjective, Target
+from probes.models import (
+    AlertRule,
+    ModelGroup,
+    NotificationChannel,
+    Probe,
+    Region,
+    ServiceLevelObjective,
+    StatusPage,
+    Target,
+)
 from tests.factories import (
     AlertRuleFactory,
     ModelGroupFactory,
@@ -18,6 +27,7 @@ from tests.factories import (
     ProbeFactory,
     RegionFactory,
     ServiceLevelObjectiveFactory,
+    StatusPageFactory,
     TargetFactory,
 )
 
@@ -46,12 +56,13 @@ def export_text(tmp_path: Path, name: str = "atlas.yaml") -> Path:
 
 
 def counts() -> dict[str, int]:
-    kinds = (Region, Target, NotificationChannel, Probe, AlertRule, ModelGroup, ServiceLevelObjective)
+    kinds = (Region, Target, NotificationChannel, Probe, AlertRule, ModelGroup, ServiceLevelObjective, StatusPage)
     return {model.__name__: model.objects.count() for model in kinds}
 
 
 def empty_the_configuration() -> None:
     """What a freshly created database holds of the configuration: nothing (the seeded regions removed too)."""
+    StatusPage.objects.all().delete()
     ServiceLevelObjective.objects.all().delete()
     ModelGroup.objects.all().delete()
     AlertRule.objects.all().delete()
@@ -61,14 +72,20 @@ def empty_the_configuration() -> None:
     Region.objects.all().delete()
 
 
+STATUS_HOST = "status.example.org"
+
+
 @pytest.fixture
-def configured(db, monkeypatch):
+def configured(db, monkeypatch, settings):
     """The demo's targets and probes from every seeded region, and beside them one of each thing the demo has
     not: a target with headers, a key variable, a CA bundle and HTTP/2; a Gemini target whose URL names the
     model; a probe from two new regions; a channel whose URL came from the environment; rules of both kinds;
     a model group of two targets and an empty one; an objective over targets from two regions with every
-    threshold, and one over the group for a mix of users."""
+    threshold, and one over the group for a mix of users; a public status page on a domain of its own naming one
+    of each, and a private one of defaults."""
     monkeypatch.setenv("ATLAS_ONCALL_URL", ONCALL_URL)
+    # A page's hostname must be one the site answers (StatusPage.clean).
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, STATUS_HOST]
     seed("http://127.0.0.1:9", demo_regions())
     lagos, tokyo = RegionFactory(slug="zz-lagos-2", name="Lagos 2"), RegionFactory(slug="zz-tokyo-2", name="Tokyo 2")
     claude = TargetFactory(
@@ -121,9 +138,24 @@ def configured(db, monkeypatch):
         exclude_silences=False,
         channels=[oncall],
     )
-    ServiceLevelObjectiveFactory(
+    fast_for_users = ServiceLevelObjectiveFactory(
         name="fast models for our users",
         model_group=fast,
         mix={"zz-lagos-2": 60, "zz-tokyo-2": 40},
         enabled=False,
     )
+    # No claude-eu nor zz-tokyo-2: the prune tests delete those, and a page naming them would refuse their files.
+    StatusPageFactory(
+        slug="acme",
+        title="Acme APIs",
+        description="Our models, as our users see them.",
+        language="zh-hans",
+        targets=[gemini],
+        model_groups=[fast],
+        regions=[lagos],
+        slos=[fast_for_users],
+        show_latency=False,
+        public=True,
+        hostname=STATUS_HOST,
+    )
+    StatusPageFactory(slug="internal", title="Internal", public=False)

@@ -35,6 +35,7 @@ def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
         "alert_rules",
         "model_groups",
         "objectives",
+        "status_pages",
     ]
     assert {"name": "fast models", "targets": ["claude-eu", "gemini-flash"]} in document["model_groups"]
     probe = next(p for p in document["probes"] if p["name"] == "warm")
@@ -81,6 +82,34 @@ def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
             "channels": [],
         },
     ]
+    assert document["status_pages"] == [
+        {
+            "slug": "acme",
+            "title": "Acme APIs",
+            "description": "Our models, as our users see them.",
+            "language": "zh-hans",
+            "targets": ["gemini-flash"],
+            "model_groups": ["fast models"],
+            "regions": ["zz-lagos-2"],
+            "slos": ["fast models for our users"],
+            "show_latency": False,
+            "public": True,
+            "hostname": "status.example.org",
+        },
+        {
+            "slug": "internal",
+            "title": "Internal",
+            "description": "",
+            "language": "en",
+            "targets": [],
+            "model_groups": [],
+            "regions": [],
+            "slos": [],
+            "show_latency": True,
+            "public": False,
+            "hostname": "",
+        },
+    ]
     for section in document.values():
         for item in section if isinstance(section, list) else []:
             assert "id" not in item and "pk" not in item
@@ -106,6 +135,6 @@ def test_the_documented_example_applies_and_exports_as_written(db, tmp_path, mon
     assert run.error == ""
     exported = yaml.safe_load(export_text(tmp_path).read_text())
     written = yaml.safe_load(example)
-    for section_name in ("targets", "channels", "probes", "alert_rules", "model_groups", "objectives"):
+    for section_name in ("targets", "channels", "probes", "alert_rules", "model_groups", "objectives", "status_pages"):
         assert exported[section_name] == written[section_name]
     assert next(r for r in exported["regions"] if r["slug"] == "eu-frankfurt") == written["regions"][0]

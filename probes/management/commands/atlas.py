@@ -29,8 +29,8 @@ def _write(path: Path, text: str) -> None:
 
 class Command(BaseCommand):
     help = (
-        "Configuration as code: export regions, targets, probes, alert rules and notification channels as YAML "
-        "(without secrets), or apply such a file, printing the plan first."
+        "Configuration as code: export regions, targets, probes, alert rules, notification channels, model groups, "
+        "objectives and status pages as YAML (without secrets), or apply such a file, printing the plan first."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
