@@ -165,7 +165,8 @@ LATENCY_STATUS_CACHE_S = env_int("LATENCY_STATUS_CACHE_S")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "status": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        # One connection pool per process, not one per request (probes.compat.django).
+        "BACKEND": "probes.compat.django.SharedPoolRedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": f"{env_str('LATENCY_CHANNEL_PREFIX')}:status",
     },

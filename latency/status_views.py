@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_safe
 
-from latency import statuspage_json
+from latency import status_map, statuspage_json
 from latency.access import may_read_status_page
 from probes.models import Region, StatusPage
 from probes.readings import status
@@ -119,10 +119,15 @@ def _render_page(page: PageRef) -> str:
             "label": STATUS_LABELS[t.status],
             "uptime": [uptime_view(d) for d in t.uptime],
             "uptime_percent": None if t.uptime_ratio is None else t.uptime_ratio * 100.0,
+            "map": status_map.dots(t.latency),
         }
         for t in reading.targets
     ]
+    mapped = reading.show_latency and any(t["map"] for t in targets)
     context = {
+        "land": status_map.land_path() if mapped else "",
+        "map_box": f"0 0 {status_map.WIDTH} {status_map.HEIGHT}",
+        "legend": status_map.legend(),
         "reading": reading,
         "overall": OVERALL_LABELS[reading.status],
         "targets": targets,

@@ -46,6 +46,8 @@ class RegionLatency:
     samples: int
     p50: float | None  # TTFT, ms
     p95: float | None
+    latitude: float  # where the region probes from: the page's map
+    longitude: float
 
 
 @dataclass(frozen=True)
@@ -279,10 +281,20 @@ def _latency(target_ids: list[int], region_ids: list[int], now: datetime) -> dic
     selection = Selection(
         target_ids=target_ids, region_ids=region_ids, since=now - LATENCY_WINDOW, until=now, metric="ttft"
     )
+    from probes.models import Region
+
+    rows = table(selection)
+    places = {
+        slug: (lat, lon)
+        for slug, lat, lon in Region.objects.filter(slug__in={row["region_slug"] for row in rows}).values_list(
+            "slug", "latitude", "longitude"
+        )
+    }
     out: dict[int, list[RegionLatency]] = defaultdict(list)
-    for row in table(selection):
+    for row in rows:
+        lat, lon = places[row["region_slug"]]
         out[row["target_id"]].append(
-            RegionLatency(row["region_slug"], row["region"], int(row["samples"] or 0), row["p50"], row["p95"])
+            RegionLatency(row["region_slug"], row["region"], int(row["samples"] or 0), row["p50"], row["p95"], lat, lon)
         )
     return out
 
