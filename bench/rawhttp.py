@@ -53,12 +53,18 @@ class Pool:
 
     async def get(self, path: str) -> tuple[int, bytes]:
         async with self.slots:
-            connection = self.idle.pop() if self.idle else await Connection.open(self.origin)
+            reused = bool(self.idle)
+            connection = self.idle.pop() if reused else await Connection.open(self.origin)
             try:
                 answer = await connection.get(path)
-            except Exception:
+            except (asyncio.IncompleteReadError, ConnectionError):
                 connection.close()
-                raise
+                if not reused:
+                    raise
+                # The server closed an idle keep-alive connection (uvicorn's --timeout-keep-alive) as it was
+                # reused: once more on a new one, as browsers and httpx do.
+                connection = await Connection.open(self.origin)
+                answer = await connection.get(path)
             self.idle.append(connection)
             return answer
 
