@@ -84,7 +84,7 @@ from devtools.mockllm.workloads import (
 log = logging.getLogger(__name__)
 
 LOG_CAPACITY = 10_000
-# Room for a long prompt: a 100k-token one is some 400 KB of JSON. Longer bodies get 413.
+# Room for a long prompt: a 100k-token one is a few hundred kilobytes of JSON. Longer bodies get 413.
 MAX_BODY = 16 * 1024 * 1024
 LINE_LIMIT = 64 * 1024  # the longest request head we accept
 READ_SIZE = 65536

@@ -167,7 +167,8 @@ def fault_headroom(knobs: Mapping[str, Any]) -> Headroom:
 
 
 def openai_duration(seconds: float) -> str:
-    """OpenAI's x-ratelimit-reset-* values: 20ms, 1s, 8.64s, 6m0s, 1h2m3s."""
+    """OpenAI's x-ratelimit-reset-* values: whole milliseconds under a second, else Go's duration format (hours and
+    minutes when there are any, then seconds with up to three decimals)."""
     if seconds < 1:
         return f"{max(0, round(seconds * 1000))}ms"
     hours, rest = divmod(seconds, 3600)
