@@ -2,7 +2,8 @@
 
 server.py serves HTTP on h11, formats.py holds the providers' wire formats, dialects.py the
 OpenAI-compatible providers' variants of chat completions (the provider knob), knobs.py the knobs a
-request sets (timing, faults). Development tooling: the app packages never import it.
+request sets (timing, faults), workloads.py what a prompt costs (input tokens, the prompt cache, rate
+limits). Development tooling: the app packages never import it.
 """
 
 from devtools.mockllm.knobs import KNOBS, KnobError, parse_knob, resolve_knobs

@@ -24,7 +24,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "Serve mock OpenAI (chat completions and Responses), Anthropic and Gemini APIs "
             "with configurable timing and faults. Chat completions speak an OpenAI-compatible "
             "provider's dialect with the provider knob (--knob provider=groq, ?provider=, or the "
-            "x-mock-provider header; Azure's /openai/deployments/NAME/chat/completions path chooses Azure's)."
+            "x-mock-provider header; Azure's /openai/deployments/NAME/chat/completions path chooses Azure's). "
+            "Input tokens are counted from the prompt; prefill_ms_per_1k makes long prompts slow, cache=1 keeps a "
+            "prompt cache (cache_ttl_s, cache_min_tokens, cache_hit_ms), ratelimit_requests and ratelimit_tokens per "
+            "ratelimit_window_s answer 429 beyond them (docs/development/mock-llm.md)."
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

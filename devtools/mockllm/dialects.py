@@ -16,7 +16,18 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from devtools.mockllm.formats import META, SERVER_ERROR, TOKEN, WAIT, _OpenAI, error_body
+from devtools.mockllm.formats import (
+    FORMATS,
+    META,
+    SERVER_ERROR,
+    TOKEN,
+    WAIT,
+    _Anthropic,
+    _Gemini,
+    _OpenAI,
+    _Responses,
+    error_body,
+)
 from devtools.mockllm.knobs import PROVIDERS
 
 NONE = "none"
@@ -30,7 +41,7 @@ AZURE, DEEPSEEK, MISTRAL, GROQ, OPENROUTER, VLLM, LLAMACPP, OLLAMA = (
     "llamacpp",
     "ollama",
 )
-__all__ = ["PROVIDERS", "Dialect", "http_error_body", "refusal"]
+__all__ = ["PROVIDERS", "Dialect", "http_error_body", "make_format", "refusal"]
 
 AZURE_PATH = re.compile(r"/openai/(?:deployments/([^/]+)|v1)/chat/completions")
 _API_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}(?:-preview)?")
@@ -179,6 +190,13 @@ class Dialect(_OpenAI):
             "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": _FILTERS}],
         }
 
+    def usage(self) -> dict[str, Any]:
+        usage = super().usage()
+        if self.provider == DEEPSEEK:  # DeepSeek's own names for its context cache, beside OpenAI's
+            usage["prompt_cache_hit_tokens"] = self.cached_tokens
+            usage["prompt_cache_miss_tokens"] = self.prompt_tokens - self.cached_tokens
+        return usage
+
     def timings(self) -> dict[str, Any]:
         return {"prompt_n": self.prompt_tokens, "prompt_ms": 1.0, "predicted_n": self.completion_tokens}
 
@@ -194,3 +212,22 @@ class Dialect(_OpenAI):
         if self.provider == LLAMACPP:
             return self.sse({"error": {"code": 500, "message": message, "type": "server_error"}})
         return super().error()
+
+
+def make_format(
+    provider: str, style: str, model: str, body: dict[str, Any], knobs: dict[str, Any]
+) -> _OpenAI | _Responses | _Anthropic | _Gemini:
+    """The answer a request gets: its style's, in the provider's dialect for chat completions."""
+    config = body.get("generationConfig")
+    max_tokens = (
+        body.get("max_output_tokens")
+        if style == "responses"
+        else body.get("max_completion_tokens", body.get("max_tokens"))
+        if style != "gemini"
+        else config.get("maxOutputTokens")
+        if isinstance(config, dict)
+        else None
+    )
+    if provider != "none":
+        return Dialect(provider, model, body, knobs, max_tokens)
+    return FORMATS[style](model, body, knobs, max_tokens)

@@ -40,12 +40,9 @@ class _Format:
     def __init__(self, model: str, body: dict[str, Any], knobs: dict[str, Any], max_tokens: Any) -> None:
         self.model, self.knobs = model, knobs
         self.id, self.created = uuid.uuid4().hex[:24], int(time.time())
-        prompt = {
-            k: v
-            for k, v in body.items()
-            if k in ("messages", "system", "contents", "systemInstruction", "input", "instructions")
-        }
-        self.prompt_tokens = max(1, len(_dumps(prompt)) // 4)
+        # The server counts the prompt and asks the prompt cache (workloads.py) before the answer is written;
+        # prompt_tokens includes the cached ones and the ones written to the cache, as OpenAI and Gemini count.
+        self.prompt_tokens = self.cached_tokens = self.cache_write_tokens = 0
         self.capped = type(max_tokens) is int and 0 <= max_tokens < knobs["tokens"]
         self.answer = max_tokens if self.capped else knobs["tokens"]
         self.reasoning = knobs["reasoning_tokens"]
@@ -108,6 +105,7 @@ class _OpenAI(_Format):
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": self.reasoning},
         }
 
@@ -154,7 +152,15 @@ class _Anthropic(_Format):
             "content": content,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": output_tokens},
+            "usage": {**self.input_usage(), "output_tokens": output_tokens},
+        }
+
+    def input_usage(self) -> dict[str, int]:
+        """Anthropic's input_tokens leave out the cached tokens and the ones written to the cache."""
+        return {
+            "input_tokens": self.prompt_tokens - self.cached_tokens - self.cache_write_tokens,
+            "cache_creation_input_tokens": self.cache_write_tokens,
+            "cache_read_input_tokens": self.cached_tokens,
         }
 
     ping_is_event = True
@@ -217,7 +223,8 @@ class _Anthropic(_Format):
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": stop, "stop_sequence": None},
-                    "usage": {"output_tokens": self.completion_tokens},
+                    # Cumulative, the input side included, as the API sends it now.
+                    "usage": {**self.input_usage(), "output_tokens": self.completion_tokens},
                 }
             ),
         )
@@ -246,12 +253,12 @@ class _Gemini(_Format):
         if final:
             candidate["finishReason"] = "MAX_TOKENS" if self.capped else "STOP"
             if self.knobs["usage"]:
-                obj["usageMetadata"] = {
-                    "promptTokenCount": self.prompt_tokens,
-                    "candidatesTokenCount": self.answer,
-                    "thoughtsTokenCount": self.reasoning,
-                    "totalTokenCount": self.prompt_tokens + self.completion_tokens,
-                }
+                usage = obj["usageMetadata"] = {"promptTokenCount": self.prompt_tokens}
+                if self.cached_tokens:  # Gemini leaves out a count that is zero
+                    usage["cachedContentTokenCount"] = self.cached_tokens
+                usage["candidatesTokenCount"] = self.answer
+                usage["thoughtsTokenCount"] = self.reasoning
+                usage["totalTokenCount"] = self.prompt_tokens + self.completion_tokens
         return obj
 
     def stream(self) -> Iterator[tuple[int, bytes]]:
@@ -292,7 +299,7 @@ class _Responses(_Format):
             return None
         return {
             "input_tokens": self.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": self.cached_tokens},
             "output_tokens": self.completion_tokens,
             "output_tokens_details": {"reasoning_tokens": self.reasoning},
             "total_tokens": self.prompt_tokens + self.completion_tokens,

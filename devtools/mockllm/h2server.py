@@ -23,7 +23,7 @@ import h2.events
 import h2.exceptions
 
 from devtools.mockllm.formats import META
-from devtools.mockllm.server import READ_SIZE, _Out, _Request, _split_points, stamp_event
+from devtools.mockllm.server import MAX_BODY, READ_SIZE, _Out, _Request, _split_points, stamp_event
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,8 @@ class _Exchange:
         self.conn, self.sid, self.writer = conn, sid, conn.writer
         self.reader = _StreamReader()
         self.headers, self.body = headers, bytearray()
+        self.too_large = False  # the body passed MAX_BODY: dropped as it comes, answered 413 at its end
+        self.body_received_ns = 0
 
     def out(self, rec: dict[str, Any], head_only: bool = False) -> _Out:
         return _H2Out(self, rec, head_only)
@@ -93,6 +95,7 @@ class _Exchange:
         req.version = "HTTP/2"
         req.headers = {k: v for k, v in fields.items() if not k.startswith(":")}
         req.body = bytes(self.body)
+        req.body_received_ns = self.body_received_ns
         req.received_ns = time.monotonic_ns()
         return req
 
@@ -171,6 +174,10 @@ class _H2Out(_Out):
 async def _serve_stream(server: MockLLMServer, ex: _Exchange, accepted_ns: int, tls_done_ns: int | None) -> None:
     conn = ex.conn
     try:
+        if ex.too_large:
+            error = {"error": {"message": "request body too large", "type": "bad_request"}}
+            await server._send(ex.out({}), 413, error)
+            return
         keep = await server._respond(ex.request(), ex, accepted_ns, tls_done_ns)  # type: ignore[arg-type]
         if not keep:
             # What HTTP/1.1 answers by closing: a stream cut short (truncate, stall) is reset.
@@ -201,6 +208,7 @@ async def serve_h2(
     try:
         while True:
             data = await reader.read(READ_SIZE)
+            read_ns = time.monotonic_ns()
             if not data:
                 break
             try:
@@ -213,12 +221,15 @@ async def serve_h2(
                     conn.streams[event.stream_id] = _Exchange(conn, event.stream_id, list(event.headers or []))
                 elif isinstance(event, h2.events.DataReceived):
                     ex = conn.streams.get(event.stream_id)
-                    if ex is not None:
+                    if ex is not None and not ex.too_large:
                         ex.body += event.data or b""
+                        if len(ex.body) > MAX_BODY:
+                            ex.too_large, ex.body = True, bytearray()
                     conn.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                 elif isinstance(event, h2.events.StreamEnded):
                     ex = conn.streams.get(event.stream_id)
                     if ex is not None:
+                        ex.body_received_ns = read_ns
                         task = asyncio.create_task(_serve_stream(server, ex, accepted_ns, tls_done_ns))
                         tasks.add(task)
                         task.add_done_callback(tasks.discard)

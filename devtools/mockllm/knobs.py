@@ -15,7 +15,8 @@ from urllib.parse import quote
 
 from probes.engine.providers import PROVIDER_LIST
 
-FAULTS = ("none", "429", "500", "error_mid", "truncate", "stall", "malformed", "slow_headers")
+# overloaded: Anthropic's 529 overloaded_error, the other styles' 503 saying the model is overloaded.
+FAULTS = ("none", "429", "500", "overloaded", "error_mid", "truncate", "stall", "malformed", "slow_headers")
 # echo_key: put the credential the request carried into the fault's error message (the 429/500 body, the
 # error_mid event, the malformed line), as some providers do, in one of these forms; tests check it never
 # reaches what a client reports.
@@ -119,6 +120,17 @@ KNOBS: dict[str, tuple[type, Any, float, float]] = {
     "slow_ms": (float, 0.0, 0, MAX_MS),
     "slow_from": (float, 0.0, 0, 2**33),
     "slow_until": (float, 0.0, 0, 2**33),
+    # Long and cached prompts, rate limits (devtools/mockllm/workloads.py has the rules): prefill time per
+    # 1,000 uncached input tokens; the prompt cache, its lifetime, the shortest prefix it keeps and what a hit
+    # takes off ttft_ms; budgets per API key and model per window (0: none).
+    "prefill_ms_per_1k": (float, 0.0, 0, MAX_MS),
+    "cache": (int, 0, 0, 1),
+    "cache_ttl_s": (float, 300.0, 0, 86_400 * 30),
+    "cache_min_tokens": (int, 1024, 0, 10_000_000),
+    "cache_hit_ms": (float, 0.0, 0, MAX_MS),
+    "ratelimit_requests": (int, 0, 0, 100_000_000),
+    "ratelimit_tokens": (int, 0, 0, 10_000_000_000),
+    "ratelimit_window_s": (float, 60.0, 0.001, 86_400),
 }
 
 

@@ -43,11 +43,10 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import h11
 
-from devtools.mockllm.dialects import AZURE_PATH, Dialect, http_error_body, refusal
+from devtools.mockllm.dialects import AZURE_PATH, http_error_body, make_format, refusal
 from devtools.mockllm.formats import (
     ANSWER,
     COMMENT,
-    FORMATS,
     HALF,
     META,
     SERVER_ERROR,
@@ -69,15 +68,28 @@ from devtools.mockllm.knobs import (
     resolve_knobs,
     slowed_for_region,
 )
+from devtools.mockllm.workloads import (
+    Headroom,
+    PromptCache,
+    RateLimiter,
+    count_tokens,
+    fault_headroom,
+    overloaded,
+    prefill_ms,
+    prompt_text,
+    rate_limited,
+    ratelimit_headers,
+)
 
 log = logging.getLogger(__name__)
 
 LOG_CAPACITY = 10_000
+# Room for a long prompt: a 100k-token one is a few hundred kilobytes of JSON. Longer bodies get 413.
 MAX_BODY = 16 * 1024 * 1024
 LINE_LIMIT = 64 * 1024  # the longest request head we accept
 READ_SIZE = 65536
 IDLE_TIMEOUT_S = 120.0
-_REASONS = {status.value: status.phrase.encode() for status in http.HTTPStatus}
+_REASONS = {status.value: status.phrase.encode() for status in http.HTTPStatus} | {529: b"Overloaded"}
 _PATH_STYLES = {"/v1/chat/completions": "openai", "/v1/responses": "responses", "/v1/messages": "anthropic"}
 _GEMINI_RE = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent)")
 
@@ -114,7 +126,7 @@ class _BadRequest(Exception):
 
 
 class _Request:
-    def __init__(self, event: h11.Request, body: bytes) -> None:
+    def __init__(self, event: h11.Request, body: bytes, body_received_ns: int) -> None:
         self.method = event.method.decode("ascii")
         self.target = event.target.decode("latin-1")
         self.version = "HTTP/" + event.http_version.decode("ascii")
@@ -123,6 +135,8 @@ class _Request:
             key, text = name.decode("latin-1"), value.decode("latin-1")
             headers[key] = headers[key] + ", " + text if key in headers else text
         self.headers, self.body = headers, body
+        # When the read that brought the request's last byte returned; received_ns comes after h11 parsed it all.
+        self.body_received_ns = body_received_ns
         self.received_ns = time.monotonic_ns()
 
 
@@ -132,6 +146,7 @@ class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=LINE_LIMIT)
+        self.read_ns = time.monotonic_ns()
 
     async def _next_event(self) -> Any:
         while True:
@@ -143,7 +158,9 @@ class _Connection:
                 raise _BadRequest(f"malformed request: {exc}") from None
             if event is not h11.NEED_DATA:
                 return event
-            self.h11.receive_data(await self.reader.read(READ_SIZE))
+            data = await self.reader.read(READ_SIZE)
+            self.read_ns = time.monotonic_ns()
+            self.h11.receive_data(data)
 
     async def read_request(self) -> _Request | None:
         """Read one request; None when the client closed between requests."""
@@ -163,7 +180,7 @@ class _Connection:
             if isinstance(data, h11.ConnectionClosed):
                 raise _BadRequest("incomplete request body")
             body += data.data
-        return _Request(event, bytes(body))
+        return _Request(event, bytes(body), self.read_ns)
 
     def out(self, rec: dict[str, Any], head_only: bool = False) -> _Out:
         """The response writer for this connection (the HTTP/2 server has its own)."""
@@ -310,6 +327,7 @@ class MockLLMServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._log: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._last_served: dict[str, float] = {}
+        self._cache, self._limiter = PromptCache(), RateLimiter()
         self._random = random.Random()
         self._ssl: ssl.SSLContext | None = None
         self._tmpdir: str | None = None
@@ -382,12 +400,18 @@ class MockLLMServer:
             "fault": "none",
             "accepted_ns": accepted_ns,
             "tls_done_ns": tls_done_ns,
+            "body_received_ns": req.body_received_ns,
             "received_ns": req.received_ns,
             "headers_sent_ns": None,
             "first_event_ns": None,
             "first_token_ns": None,
             "first_answer_ns": None,
             "last_byte_ns": None,
+            "input_tokens": None,
+            "cached_tokens": None,
+            "cache_write_tokens": None,
+            "ratelimit_remaining_requests": None,
+            "ratelimit_remaining_tokens": None,
         }
         self._log.pop(rid, None)
         self._log[rid] = rec
@@ -510,15 +534,22 @@ class MockLLMServer:
         echo = echo_text(req.headers, knobs["echo_key"])
         out.slow_ms = knobs["slow_headers_ms"] if fault == "slow_headers" else 0.0
         await self._sleep(knobs["headers_delay_ms"], knobs)
-        if fault in ("429", "500"):
-            status = int(fault)
-            message = ("Rate limit reached for requests" if status == 429 else SERVER_ERROR) + echo
-            extra = (("Retry-After", str(knobs["retry_after"])),) if status == 429 else ()
-            if knobs["error_format"] == "text":
-                return await self._send(out, status, message.encode(), head_only, extra, ctype="text/plain")
-            return await self._send(out, status, http_error_body(provider, style, status, message), head_only, extra)
+        fmt, room, text = None, None, ""
+        if style != "http":
+            fmt = make_format(provider, style, model, body, knobs)
+            fmt.echo = echo
+            fmt.prompt_tokens = count_tokens(text := prompt_text(body))
+            who = out.rec["credential"]["sha256"] if out.rec["credential"] else ""
+            room = self._limiter.admit((who, model), knobs, fmt.prompt_tokens + fmt.completion_tokens)
+            out.rec.update(
+                input_tokens=fmt.prompt_tokens,
+                ratelimit_remaining_requests=room and room.requests_remaining,
+                ratelimit_remaining_tokens=room and room.tokens_remaining,
+            )
+        if fault in ("429", "500", "overloaded") or (room is not None and room.exceeded):
+            return await self._refuse(out, fault, provider, style, knobs, echo, room, head_only)
 
-        if style == "http":
+        if fmt is None:  # plain HTTP
             payload = _dumps({"status": "ok"}).encode()
             if knobs["body_bytes"] > len(payload):
                 pad = knobs["body_bytes"] - len('{"status":"ok","pad":""}')
@@ -527,33 +558,61 @@ class MockLLMServer:
                 out, knobs["status"], payload, head_only, fault=fault, reader=reader, stall_s=knobs["stall_s"]
             )
 
-        config = body.get("generationConfig")
-        max_tokens = (
-            body.get("max_output_tokens")
-            if style == "responses"
-            else body.get("max_completion_tokens", body.get("max_tokens"))
-            if style != "gemini"
-            else config.get("maxOutputTokens")
-            if isinstance(config, dict)
-            else None
-        )
-        fmt = (
-            Dialect(provider, model, body, knobs, max_tokens)
-            if provider != "none"
-            else FORMATS[style](model, body, knobs, max_tokens)
-        )
-        fmt.echo = echo
+        if knobs["cache"]:
+            fmt.cached_tokens, fmt.cache_write_tokens = self._cache.use(
+                model, text, knobs["cache_ttl_s"], knobs["cache_min_tokens"]
+            )
+        # Only the tokens the cache did not hold are read again before the first token.
+        prefill = prefill_ms(fmt.prompt_tokens - fmt.cached_tokens, knobs)
         first_delay = self._first_token_delay(model, knobs) + slowed_for_region(knobs, req.headers, time.time())
-        out.rec["first_token_delay_ms"] = first_delay
+        first_delay = prefill + max(0.0, first_delay - (knobs["cache_hit_ms"] if fmt.cached_tokens else 0.0))
+        out.rec.update(
+            cached_tokens=fmt.cached_tokens,
+            cache_write_tokens=fmt.cache_write_tokens,
+            prefill_ms=prefill,
+            first_token_delay_ms=first_delay,
+        )
+        headroom = ratelimit_headers(style, room)
         if not stream:
             # A non-streamed answer only leaves once fully "generated".
             await self._sleep(first_delay + knobs["gap_ms"] * max(0, fmt.completion_tokens - 1), knobs)
             if fault == "error_mid":
-                return await self._send(out, 500, http_error_body(provider, style, 500, SERVER_ERROR))
-            return await self._send(out, 200, fmt.complete(), fault=fault, reader=reader, stall_s=knobs["stall_s"])
-        extra = (("x-mock-fault", fault),) if fault != "none" else ()
+                return await self._send(out, 500, http_error_body(provider, style, 500, SERVER_ERROR), extra=headroom)
+            return await self._send(
+                out, 200, fmt.complete(), extra=headroom, fault=fault, reader=reader, stall_s=knobs["stall_s"]
+            )
+        extra = ((("x-mock-fault", fault),) if fault != "none" else ()) + headroom
         await out.head(200, "text/event-stream; charset=utf-8", None, extra)
         return await self._stream(out, reader, fmt, fault, first_delay)
+
+    async def _refuse(
+        self,
+        out: _Out,
+        fault: str,
+        provider: str,
+        style: str,
+        knobs: dict[str, Any],
+        echo: str,
+        room: Headroom | None,
+        head_only: bool,
+    ) -> bool:
+        """A status answer before any token: a request over its budget, or the 429, 500 and overloaded faults."""
+        extra: tuple[tuple[str, str], ...] = ()
+        if room is not None and room.exceeded:
+            status = 429
+            message, payload, extra = rate_limited(provider, style, room, echo)
+        elif fault == "overloaded":
+            status, message, payload = overloaded(style, echo)
+        else:
+            status = int(fault)
+            message = ("Rate limit reached for requests" if status == 429 else SERVER_ERROR) + echo
+            payload = http_error_body(provider, style, status, message)
+            if status == 429:
+                retry = ("Retry-After", str(knobs["retry_after"]))
+                extra = (*ratelimit_headers(style, fault_headroom(knobs)), retry)
+        if knobs["error_format"] == "text":
+            return await self._send(out, status, message.encode(), head_only, extra, ctype="text/plain")
+        return await self._send(out, status, payload, head_only, extra)
 
     async def _send(
         self,
