@@ -201,7 +201,19 @@ class MeasurementAdmin(WrittenByCodeAdmin):
     actions = ("export_csv",)
     fieldsets = (
         (None, {"fields": ("probe", "target", "region", "worker", "scheduled_for", "started_at", "ingested_at")}),
-        (_("Outcome"), {"fields": ("outcome", "error", "error_type", "retry_after_s")}),
+        (
+            _("Outcome"),
+            {
+                "fields": (
+                    "outcome",
+                    "error",
+                    "error_type",
+                    "retry_after_s",
+                    "ratelimit_remaining_requests",
+                    "ratelimit_remaining_tokens",
+                )
+            },
+        ),
         (_("Connection"), {"fields": ("connection", "http_status", "http_version", "remote_addr")}),
         (
             _("Timings (ms from the start of the call)"),
@@ -222,7 +234,11 @@ class MeasurementAdmin(WrittenByCodeAdmin):
             _("Tokens"),
             {
                 "fields": (
+                    "input_tokens",
+                    "cached_input_tokens",
+                    "cache_write_tokens",
                     "output_tokens",
+                    "reasoning_tokens",
                     "tokens_estimated",
                     "tokens_per_s",
                     "itl_p50_ms",

@@ -151,6 +151,8 @@ class StoredField:
     # int: exclusive upper bound (the column's type: a larger value would fail
     # the whole batch's INSERT); text: characters kept.
     limit: int | None = None
+    # A column of measurements.csv, after every earlier one (so that readers of the older layout keep theirs).
+    measurement_csv: bool = False
 
 
 OTHER_FIELDS: tuple[StoredField, ...] = (
@@ -161,7 +163,15 @@ OTHER_FIELDS: tuple[StoredField, ...] = (
     StoredField("error_type", "text", 120),
     StoredField("http_version", "text", 16),
     StoredField("remote_addr", "text", 64),
+    # The provider's token counts and rate-limit headroom (issue 50), as the engine reads them.
+    StoredField("input_tokens", "int", 2**31, measurement_csv=True),
+    StoredField("cached_input_tokens", "int", 2**31, measurement_csv=True),
+    StoredField("cache_write_tokens", "int", 2**31, measurement_csv=True),
+    StoredField("reasoning_tokens", "int", 2**31, measurement_csv=True),
+    StoredField("ratelimit_remaining_requests", "int", 2**31, measurement_csv=True),
+    StoredField("ratelimit_remaining_tokens", "int", 2**31, measurement_csv=True),
 )
+APPENDED_CSV: tuple[StoredField, ...] = tuple(f for f in OTHER_FIELDS if f.measurement_csv)
 # Engine result fields ingest stores with rules of their own (probes.ingest.clean).
 SPECIAL_FIELDS = ("outcome", "connection", "tokens_estimated", "started_at")
 # Engine result fields deliberately not stored, each with its reason.

@@ -70,6 +70,8 @@ OUTCOME_LABELS = {
     "tls_error": _("TLS error"),
     "timeout": _("timeout"),
     "http_error": _("HTTP error"),
+    "rate_limited": _("rate limited"),
+    "overloaded": _("overloaded"),
     "upstream_error": _("upstream error"),
     "truncated": _("truncated"),
     "protocol_error": _("protocol error"),
@@ -673,6 +675,17 @@ class Measurement(models.Model):
     total_ms = models.FloatField(null=True, blank=True, verbose_name=_("total ms"))
     output_tokens = models.IntegerField(null=True, blank=True, verbose_name=_("output tokens"))
     tokens_estimated = models.BooleanField(null=True, blank=True, verbose_name=_("tokens estimated"))
+    # As the provider reports them, NULL where it does not (probes.engine.result.Measurement).
+    input_tokens = models.IntegerField(null=True, blank=True, verbose_name=_("input tokens"))
+    cached_input_tokens = models.IntegerField(null=True, blank=True, verbose_name=_("cached input tokens"))
+    cache_write_tokens = models.IntegerField(null=True, blank=True, verbose_name=_("cache write tokens"))
+    reasoning_tokens = models.IntegerField(null=True, blank=True, verbose_name=_("reasoning tokens"))
+    ratelimit_remaining_requests = models.IntegerField(
+        null=True, blank=True, verbose_name=_("rate limit: requests remaining")
+    )
+    ratelimit_remaining_tokens = models.IntegerField(
+        null=True, blank=True, verbose_name=_("rate limit: tokens remaining")
+    )
     tokens_per_s = models.FloatField(null=True, blank=True, verbose_name=_("tokens per s"))
     itl_p50_ms = models.FloatField(null=True, blank=True, verbose_name=_("itl p50 ms"))
     itl_p95_ms = models.FloatField(null=True, blank=True, verbose_name=_("itl p95 ms"))

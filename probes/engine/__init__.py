@@ -36,7 +36,9 @@ from probes.engine.result import (
     HTTP_2_ONLY,
     HTTP_ERROR,
     OK,
+    OVERLOADED,
     PROTOCOL_ERROR,
+    RATE_LIMITED,
     TIMEOUT,
     TLS_ERROR,
     TRUNCATED,
@@ -216,6 +218,37 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
+# An error event in the stream naming the provider's limits or load (Anthropic's types; OpenAI-compatible servers
+# that stream errors use the same words).
+STREAM_FAILURES = {"rate_limit_error": RATE_LIMITED, "overloaded_error": OVERLOADED}
+# The headroom headers: OpenAI's (and most OpenAI-compatible providers'), then Anthropic's.
+HEADROOM = {
+    "ratelimit_remaining_requests": ("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining"),
+    "ratelimit_remaining_tokens": ("x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining"),
+}
+HEADROOM_MAX = 2**31  # the columns' integer type
+
+
+def _http_failure(status: int, error_type: str | None, message: str | None) -> str:
+    """429 is the provider's limits; 529, or a 503 whose body says overloaded, its load; anything else an HTTP
+    error."""
+    if status == 429:
+        return RATE_LIMITED
+    said = f"{error_type or ''} {message or ''}".lower()
+    if status == 529 or (status == 503 and "overload" in said):
+        return OVERLOADED
+    return HTTP_ERROR
+
+
+def _headroom(headers: httpx.Headers, result: Measurement) -> None:
+    for field_name, names in HEADROOM.items():
+        for name in names:
+            value = headers.get(name, "").strip()
+            if value.isdigit() and int(value) < HEADROOM_MAX:
+                setattr(result, field_name, int(value))
+                break
+
+
 def _failure_outcome(tl: Timeline) -> str:
     return {"dns": DNS_ERROR, "tls": TLS_ERROR}.get(tl.phase, CONNECT_ERROR)
 
@@ -255,6 +288,7 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                 result.ttfb_ms = _ms(t0, headers_at)
                 result.http_status = response.status_code
                 result.http_version = response.http_version
+                _headroom(response.headers, result)
                 fallback = _fallback_note(spec, tl, response.http_version)
                 tl.phase = "body"
 
@@ -266,6 +300,7 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                         etype, emsg = _error_from_body(body)
                     except ProtocolError as exc:  # a body compressed in a way we cannot read
                         etype, emsg = None, str(exc)
+                    result.outcome = _http_failure(response.status_code, etype, emsg)
                     result.error_type = redact(etype, 100)
                     reason = response.reason_phrase or ""
                     result.error = redact(f"HTTP {response.status_code} {reason}: {emsg or etype or ''}")
@@ -280,7 +315,7 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                         raise ProtocolError(f"expected text/event-stream, got {ctype or 'no content type'}")
                     received = await _read_stream(response, style, state, spec.max_response_bytes, tl)
                     if state.failed:
-                        result.outcome = UPSTREAM_ERROR
+                        result.outcome = STREAM_FAILURES.get(state.upstream_error_type or "", UPSTREAM_ERROR)
                         result.error_type = redact(state.upstream_error_type, 100)
                         result.error = redact(f"error event in stream: {state.upstream_error_message}")
                     elif not state.terminal:
@@ -537,6 +572,8 @@ def _fill(
     result.first_event_ms = _ms(t0, state.first_event_ns)
     result.ttft_ms = _ms(t0, state.first_token_ns)
     result.ttfat_ms = _ms(t0, state.first_answer_ns)
+    for name, value in state.usage.items():
+        setattr(result, name, value)
     times = state.token_times
     if state.usage_output_tokens is not None:
         result.output_tokens = state.usage_output_tokens

@@ -20,6 +20,10 @@ CONNECT_ERROR = "connect_error"
 TLS_ERROR = "tls_error"
 TIMEOUT = "timeout"
 HTTP_ERROR = "http_error"
+# HTTP 429, or a rate_limit_error in the stream: the provider's limits, not its speed. Never a latency sample.
+RATE_LIMITED = "rate_limited"
+# Anthropic's HTTP 529 overloaded_error (or that error in the stream), a 503 whose body says overloaded.
+OVERLOADED = "overloaded"
 UPSTREAM_ERROR = "upstream_error"
 TRUNCATED = "truncated"
 PROTOCOL_ERROR = "protocol_error"
@@ -34,6 +38,8 @@ OUTCOMES = (
     TLS_ERROR,
     TIMEOUT,
     HTTP_ERROR,
+    RATE_LIMITED,
+    OVERLOADED,
     UPSTREAM_ERROR,
     TRUNCATED,
     PROTOCOL_ERROR,
@@ -142,6 +148,15 @@ class Measurement:
     total_ms: float | None = None
     output_tokens: int | None = None
     tokens_estimated: bool | None = None
+    # As the provider reports them (NULL where it does not): every input token, cached ones included; those read
+    # from its prompt cache; those written to it (Anthropic); the reasoning among the output tokens.
+    input_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    # The provider's headroom when it says (x-ratelimit-remaining-*, anthropic-ratelimit-*-remaining).
+    ratelimit_remaining_requests: int | None = None
+    ratelimit_remaining_tokens: int | None = None
     tokens_per_s: float | None = None
     itl_p50_ms: float | None = None
     itl_p95_ms: float | None = None

@@ -32,10 +32,12 @@ def test_untrusted_certificate_is_tls_error(mockllm_tls, probe_url, measure):
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_rate_limit_is_http_error_with_retry_after_and_type(style, server, probe_url, measure):
+def test_a_429_is_rate_limited_with_retry_after_type_and_headroom(style, server, probe_url, measure):
     m = measure(probe_url(server, style, fault=429, retry_after=12), style, server)
-    assert m.outcome == "http_error" and m.http_status == 429
+    assert m.outcome == "rate_limited" and m.http_status == 429
     assert m.retry_after_s == 12
+    # The headroom headers OpenAI's and Anthropic's styles send (Gemini sends none).
+    assert m.ratelimit_remaining_requests == (None if style == "gemini" else 0)
     assert m.error_type in ("rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED")
     assert m.ttfb_ms is not None and m.ttft_ms is None
 
@@ -50,7 +52,9 @@ def test_server_error_is_http_error(style, server, probe_url, measure):
 @pytest.mark.parametrize("style", STYLES)
 def test_error_event_inside_a_200_stream_is_upstream_error(style, server, probe_url, measure):
     m = measure(probe_url(server, style, fault="error_mid", tokens=6), style, server)
-    assert m.outcome == "upstream_error" and m.http_status == 200
+    # Anthropic's mid-stream error is its overloaded_error: the provider's load, kept apart.
+    assert m.outcome == ("overloaded" if m.error_type == "overloaded_error" else "upstream_error")
+    assert m.http_status == 200
     assert m.ttft_ms is not None, "phases reached before the failure are kept"
     assert m.error_type in ("server_error", "overloaded_error", "UNAVAILABLE")
 
@@ -102,3 +106,11 @@ def test_json_answer_where_a_stream_was_expected_is_protocol_error(server, probe
     # /health answers 200 application/json: not the stream an LLM style needs.
     m = measure(probe_url(server, "http"), "openai", server)
     assert m.outcome == "protocol_error" and "text/event-stream" in m.error
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_overloaded_provider_is_overloaded_not_an_http_error(style, server, probe_url, measure):
+    m = measure(probe_url(server, style, fault="overloaded"), style, server)
+    # Anthropic's 529 overloaded_error; the others' 503 saying overloaded.
+    assert (m.outcome, m.http_status) == ("overloaded", 529 if style == "anthropic" else 503), m.error
+    assert m.ttft_ms is None

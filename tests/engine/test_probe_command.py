@@ -49,7 +49,7 @@ def test_waterfall_shows_phases_and_tls(mockllm_tls, probe_url):
 
 
 def test_failed_call_exits_with_status_one(mockllm, probe_url):
-    out = probe(probe_url(mockllm, "gemini", fault=429), "--style", "gemini", "--model", "m", "--json")
+    out = probe(probe_url(mockllm, "gemini", fault=500), "--style", "gemini", "--model", "m", "--json")
     assert out.returncode == 1
     assert json.loads(out.stdout)["outcome"] == "http_error"
 

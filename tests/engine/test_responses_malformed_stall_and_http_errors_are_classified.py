@@ -18,9 +18,9 @@ def test_stalled_stream_times_out_with_phases_kept(server, probe_url, measure):
     assert 500 <= m.total_ms < DEFAULT_TIMEOUT_MS and m.ttft_ms is not None
 
 
-def test_rate_limit_is_http_error_with_retry_after(server, probe_url, measure):
+def test_rate_limit_is_rate_limited_with_retry_after(server, probe_url, measure):
     m = measure(probe_url(server, "responses", fault=429, retry_after=9), "responses", server)
-    assert (m.outcome, m.http_status, m.retry_after_s) == ("http_error", 429, 9)
+    assert (m.outcome, m.http_status, m.retry_after_s) == ("rate_limited", 429, 9)
     assert m.error_type == "rate_limit_exceeded" and m.ttft_ms is None
 
 

@@ -24,9 +24,9 @@ SERVER_ERROR_TYPES = {
 
 
 @pytest.mark.parametrize("provider", CHAT_PRESETS)
-def test_rate_limit_is_http_error_with_the_providers_type(provider, mockllm, preset_url, measure_preset):
+def test_rate_limit_is_rate_limited_with_the_providers_type(provider, mockllm, preset_url, measure_preset):
     m = measure_preset(preset_url(mockllm, provider, fault=429, retry_after=11), provider)
-    assert (m.outcome, m.http_status, m.retry_after_s) == ("http_error", 429, 11)
+    assert (m.outcome, m.http_status, m.retry_after_s) == ("rate_limited", 429, 11)
     assert m.error_type == RATE_LIMIT_TYPES.get(provider, "rate_limit_exceeded")
     assert "Rate limit reached" in m.error and m.ttft_ms is None
 

@@ -6,7 +6,17 @@ import json
 from typing import TYPE_CHECKING
 
 from probes.engine.sse import SSEEvent
-from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
+from probes.engine.styles.base import (
+    ProtocolError,
+    RequestPlan,
+    StreamState,
+    Style,
+    dig,
+    error_details,
+    keep_usage,
+    parse_json,
+    snippet,
+)
 
 if TYPE_CHECKING:
     from probes.engine.result import ProbeSpec
@@ -48,11 +58,30 @@ class AnthropicMessages(Style):
             ):
                 state.token(event.at_ns, answer=False)
             # signature_delta carries no generated token.
+        elif kind == "message_start":
+            _input_usage(dig(payload, "message", "usage"), state)
         elif kind == "message_delta":
             # Anthropic's usage here is cumulative: the last one is the total.
             usage = payload.get("usage") or {}
+            _input_usage(usage, state)
             if isinstance(usage.get("output_tokens"), int):
                 state.usage_output_tokens = usage["output_tokens"]
         elif kind == "message_stop":
             state.terminal = True
-        # message_start, content_block_start/stop and ping are bookkeeping.
+        # content_block_start/stop and ping are bookkeeping.
+
+
+def _input_usage(usage: object, state: StreamState) -> None:
+    """Anthropic's input_tokens are those after the last cache breakpoint only: with the tokens read from the cache
+    and those written to it, the prompt's whole count, as the other providers report theirs."""
+    if not isinstance(usage, dict):
+        return
+    keep_usage(
+        state,
+        cached_input_tokens=usage.get("cache_read_input_tokens"),
+        cache_write_tokens=usage.get("cache_creation_input_tokens"),
+    )
+    uncached = usage.get("input_tokens")
+    if isinstance(uncached, int) and not isinstance(uncached, bool) and uncached >= 0:
+        cached = state.usage.get("cached_input_tokens", 0) + state.usage.get("cache_write_tokens", 0)
+        keep_usage(state, input_tokens=uncached + cached)

@@ -37,6 +37,9 @@ class StreamState:
     first_answer_ns: int | None = None
     token_times: list[int] = field(default_factory=list)
     usage_output_tokens: int | None = None
+    # input_tokens, cached_input_tokens, cache_write_tokens, reasoning_tokens (probes.engine.result.Measurement's
+    # names), as the stream's usage reports them.
+    usage: dict[str, int] = field(default_factory=dict)
     terminal: bool = False
     upstream_error_type: str | None = None
     upstream_error_message: str | None = None
@@ -148,3 +151,24 @@ USER_AGENT = "latency-atlas-probe/0.1"
 # so we ask for the stream as generated. (A server that compresses anyway is
 # still decoded: see the engine's _body_chunks.)
 IDENTITY = "identity"
+
+
+def count(value: Any) -> int | None:
+    """A token count from a usage object: a non-negative int (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def dig(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def keep_usage(state: StreamState, **counts: Any) -> None:
+    """Record the counts that are numbers; a later usage object overrides an earlier one (they are cumulative)."""
+    for name, value in counts.items():
+        found = count(value)
+        if found is not None:
+            state.usage[name] = found

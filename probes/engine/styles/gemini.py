@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from probes.engine.sse import SSEEvent
-from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
+from probes.engine.styles.base import (
+    ProtocolError,
+    RequestPlan,
+    StreamState,
+    Style,
+    error_details,
+    keep_usage,
+    parse_json,
+    snippet,
+)
 
 if TYPE_CHECKING:
     from probes.engine.result import ProbeSpec
@@ -72,6 +81,13 @@ class GeminiStream(Style):
                 state.terminal = True
         usage = payload.get("usageMetadata")
         if isinstance(usage, dict):
+            # promptTokenCount counts the cached ones too (cachedContentTokenCount).
+            keep_usage(
+                state,
+                input_tokens=usage.get("promptTokenCount"),
+                cached_input_tokens=usage.get("cachedContentTokenCount"),
+                reasoning_tokens=usage.get("thoughtsTokenCount"),
+            )
             # Gemini counts thinking apart from the answer; both were generated.
             answer = usage.get("candidatesTokenCount")
             thoughts = usage.get("thoughtsTokenCount") or 0

@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 from probes.engine.providers import AZURE_KEY, provider_for
 from probes.engine.sse import SSEEvent
-from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
+from probes.engine.styles.base import (
+    ProtocolError,
+    RequestPlan,
+    StreamState,
+    Style,
+    dig,
+    error_details,
+    keep_usage,
+    parse_json,
+    snippet,
+)
 
 if TYPE_CHECKING:
     from probes.engine.result import ProbeSpec
@@ -80,6 +90,14 @@ def _usage(chunk: dict[str, Any], state: StreamState) -> None:
     timings.predicted_n when its server sends no usage."""
     groq = chunk.get("x_groq")
     for usage in (chunk.get("usage"), groq.get("usage") if isinstance(groq, dict) else None):
+        if isinstance(usage, dict):
+            # prompt_tokens counts the cached ones too (prompt_tokens_details.cached_tokens).
+            keep_usage(
+                state,
+                input_tokens=usage.get("prompt_tokens"),
+                cached_input_tokens=dig(usage, "prompt_tokens_details", "cached_tokens"),
+                reasoning_tokens=dig(usage, "completion_tokens_details", "reasoning_tokens"),
+            )
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             state.usage_output_tokens = usage["completion_tokens"]
             return

@@ -21,7 +21,17 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from probes.engine.sse import SSEEvent
-from probes.engine.styles.base import ProtocolError, RequestPlan, StreamState, Style, error_details, parse_json, snippet
+from probes.engine.styles.base import (
+    ProtocolError,
+    RequestPlan,
+    StreamState,
+    Style,
+    dig,
+    error_details,
+    keep_usage,
+    parse_json,
+    snippet,
+)
 
 if TYPE_CHECKING:
     from probes.engine.result import ProbeSpec
@@ -70,6 +80,13 @@ class OpenAIResponses(Style):
     def _usage(response: Any, state: StreamState) -> None:
         usage = response.get("usage") if isinstance(response, dict) else None
         # output_tokens already includes output_tokens_details.reasoning_tokens.
+        if isinstance(usage, dict):
+            keep_usage(
+                state,
+                input_tokens=usage.get("input_tokens"),
+                cached_input_tokens=dig(usage, "input_tokens_details", "cached_tokens"),
+                reasoning_tokens=dig(usage, "output_tokens_details", "reasoning_tokens"),
+            )
         if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
             state.usage_output_tokens = usage["output_tokens"]
 
