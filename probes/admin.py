@@ -222,6 +222,7 @@ class MeasurementAdmin(WrittenByCodeAdmin):
                     "dns_ms",
                     "connect_ms",
                     "tls_ms",
+                    "request_sent_ms",
                     "ttfb_ms",
                     "first_event_ms",
                     "ttft_ms",

@@ -107,6 +107,9 @@ METRICS: tuple[Metric, ...] = (
            histogram=True, selectable=True, measurement_csv=True, ceiling=TOKENS_PER_S_CEILING, higher_is_better=True,
            prometheus="tokens_per_second"),
     Metric("first_event", "First stream event", "first event", "ms", "first_event_ms", step=5),
+    # From the start to the request's last byte written (a long prompt's upload, apart from prefill).
+    # measurements.csv appends it (APPENDED_CSV) rather than moving the older columns.
+    Metric("request_sent", "Request sent", "request sent", "ms", "request_sent_ms", step=14),
     Metric("output_tokens", "Output tokens", "output tokens", "tokens", "output_tokens", step=9,
            kind="int", measurement_csv=True),
     Metric("itl_p50", "Inter-token latency p50", "ITL p50", "ms", "itl_p50_ms", step=11, measurement_csv=True),
@@ -171,7 +174,8 @@ OTHER_FIELDS: tuple[StoredField, ...] = (
     StoredField("ratelimit_remaining_requests", "int", 2**31, measurement_csv=True),
     StoredField("ratelimit_remaining_tokens", "int", 2**31, measurement_csv=True),
 )
-APPENDED_CSV: tuple[StoredField, ...] = tuple(f for f in OTHER_FIELDS if f.measurement_csv)
+# measurements.csv's columns after `error`, issue 50's, in this order.
+APPENDED_CSV: tuple[str, ...] = ("request_sent_ms", *(f.name for f in OTHER_FIELDS if f.measurement_csv))
 # Engine result fields ingest stores with rules of their own (probes.ingest.clean).
 SPECIAL_FIELDS = ("outcome", "connection", "tokens_estimated", "started_at")
 # Engine result fields deliberately not stored, each with its reason.

@@ -668,6 +668,7 @@ class Measurement(models.Model):
     dns_ms = models.FloatField(null=True, blank=True, verbose_name=_("dns ms"))
     connect_ms = models.FloatField(null=True, blank=True, verbose_name=_("connect ms"))
     tls_ms = models.FloatField(null=True, blank=True, verbose_name=_("tls ms"))
+    request_sent_ms = models.FloatField(null=True, blank=True, verbose_name=_("request sent ms"))
     ttfb_ms = models.FloatField(null=True, blank=True, verbose_name=_("ttfb ms"))
     first_event_ms = models.FloatField(null=True, blank=True, verbose_name=_("first event ms"))
     ttft_ms = models.FloatField(null=True, blank=True, verbose_name=_("ttft ms"))

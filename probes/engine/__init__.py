@@ -558,6 +558,11 @@ def _fill(
     result.dns_ms = _ms(tl.dns_start, tl.dns_end)
     result.connect_ms = _ms(tl.connect_start, tl.connect_end)
     result.tls_ms = _ms(tl.tls_start, tl.tls_end)
+    result.request_sent_ms = _ms(t0, tl.request_sent)
+    if result.request_sent_ms is not None and result.ttfb_ms is not None:
+        # The write's return is seen in user space, the answer's arrival is the kernel's stamp: on a near server
+        # the answer can be stamped before the write call has returned. The request was sent by then.
+        result.request_sent_ms = min(result.request_sent_ms, result.ttfb_ms)
     result.connection = COLD if tl.new_connection or spec.connection == COLD else WARM
     if tl.remote_addr:
         result.remote_addr = tl.remote_addr

@@ -75,6 +75,9 @@ class Timeline:
     tls_start: int | None = None
     tls_end: int | None = None
     last_read: int | None = None
+    # When the request's last byte was handed to the kernel: uploading a long prompt is part of the wait, told
+    # apart from the provider's prefill (request_sent_ms).
+    request_sent: int | None = None
     phase: str = "start"  # the phase in progress: where a failure happened
     remote_addr: str | None = None
     new_connection: bool = False
@@ -134,8 +137,10 @@ class TimedStream(httpcore.AsyncNetworkStream):
         self._pending.clear()
         await self._inner.write(data, timeout)
         tl = current.get()
-        if tl is not None:
+        if tl is not None and tl.phase != "body":
+            # Before the answer's head only: HTTP/2's later writes (window updates) are not the request.
             tl.phase = "request"
+            tl.request_sent = now_ns()
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -141,6 +141,7 @@ class Measurement:
     dns_ms: float | None = None
     connect_ms: float | None = None
     tls_ms: float | None = None
+    request_sent_ms: float | None = None
     ttfb_ms: float | None = None
     first_event_ms: float | None = None
     ttft_ms: float | None = None

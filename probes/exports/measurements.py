@@ -38,7 +38,7 @@ MEASUREMENT_COLUMNS = (
     # The metrics' own columns, in the order a call reaches them (probes.metrics).
     *(m.column for m in metrics.MEASUREMENT_CSV),
     "error",
-    *(f.name for f in metrics.APPENDED_CSV),
+    *metrics.APPENDED_CSV,
 )
 # Text columns an admin or a provider wrote: neutralised.
 _TEXT = {
