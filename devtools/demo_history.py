@@ -182,6 +182,22 @@ def series_rows(
         "error_type": ["\\N" if k else ERROR_TYPES[target.api_style] for k in ok.tolist()],
         "http_version": ["HTTP/1.1"] * n,
         "remote_addr": ["127.0.0.1"] * n,
+        # The request leaves right after the connection (a short prompt), never after the answer's head.
+        "request_sent_ms": _fmt(np.minimum(connect + 0.1, ttfb)),
+        "workload": ["short"] * n,
+        # Not drawn for the history: the live demo's calls carry the mock server's counts.
+        **dict.fromkeys(
+            (
+                "warm_ttft_ms",
+                "input_tokens",
+                "cached_input_tokens",
+                "cache_write_tokens",
+                "reasoning_tokens",
+                "ratelimit_remaining_requests",
+                "ratelimit_remaining_tokens",
+            ),
+            ["\\N"] * n,
+        ),
     }
     missing = [c for c in COLUMNS if c not in values]
     if missing:

@@ -135,7 +135,7 @@ class ProbeAdmin(admin.ModelAdmin):
     actions = ("run_now",)
     fieldsets = (
         (None, {"fields": ("target", "name", "enabled")}),
-        (_("Request"), {"fields": ("prompt", "max_tokens", "connection")}),
+        (_("Request"), {"fields": ("prompt", "workload", "max_tokens", "connection")}),
         (_("Schedule"), {"fields": ("interval_seconds", "timeout_seconds", "regions")}),
         (None, {"fields": ("created_at", "updated_at")}),
     )

@@ -110,6 +110,8 @@ METRICS: tuple[Metric, ...] = (
     # From the start to the request's last byte written (a long prompt's upload, apart from prefill).
     # measurements.csv appends it (APPENDED_CSV) rather than moving the older columns.
     Metric("request_sent", "Request sent", "request sent", "ms", "request_sent_ms", step=14),
+    # A cached pair's first call's TTFT, the one that filled the provider's prompt cache (probes.engine.workloads).
+    Metric("warm_ttft", "TTFT of the call filling the cache", "cache-filling TTFT", "ms", "warm_ttft_ms", step=15),
     Metric("output_tokens", "Output tokens", "output tokens", "tokens", "output_tokens", step=9,
            kind="int", measurement_csv=True),
     Metric("itl_p50", "Inter-token latency p50", "ITL p50", "ms", "itl_p50_ms", step=11, measurement_csv=True),
@@ -167,6 +169,7 @@ OTHER_FIELDS: tuple[StoredField, ...] = (
     StoredField("http_version", "text", 16),
     StoredField("remote_addr", "text", 64),
     # The provider's token counts and rate-limit headroom (issue 50), as the engine reads them.
+    StoredField("workload", "text", 16, measurement_csv=True),
     StoredField("input_tokens", "int", 2**31, measurement_csv=True),
     StoredField("cached_input_tokens", "int", 2**31, measurement_csv=True),
     StoredField("cache_write_tokens", "int", 2**31, measurement_csv=True),
@@ -175,7 +178,11 @@ OTHER_FIELDS: tuple[StoredField, ...] = (
     StoredField("ratelimit_remaining_tokens", "int", 2**31, measurement_csv=True),
 )
 # measurements.csv's columns after `error`, issue 50's, in this order.
-APPENDED_CSV: tuple[str, ...] = ("request_sent_ms", *(f.name for f in OTHER_FIELDS if f.measurement_csv))
+APPENDED_CSV: tuple[str, ...] = (
+    "request_sent_ms",
+    "warm_ttft_ms",
+    *(f.name for f in OTHER_FIELDS if f.measurement_csv),
+)
 # Engine result fields ingest stores with rules of their own (probes.ingest.clean).
 SPECIAL_FIELDS = ("outcome", "connection", "tokens_estimated", "started_at")
 # Engine result fields deliberately not stored, each with its reason.

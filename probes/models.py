@@ -63,6 +63,14 @@ STYLE_LABELS = {
     "http": _("Plain HTTP (phases only, no tokens)"),
 }
 STYLE_CHOICES = [(style, STYLE_LABELS.get(style, style)) for style in STYLES]
+WORKLOAD_CHOICES = [
+    ("short", _("short: the prompt alone")),
+    ("prompt_1k", _("about 1k input tokens")),
+    ("prompt_10k", _("about 10k input tokens")),
+    ("prompt_100k", _("about 100k input tokens")),
+    ("cached_pair", _("cached pair: a 10k-token prompt sent twice, the second call measured")),
+]
+SHORT_WORKLOAD = "short"
 OUTCOME_LABELS = {
     "ok": _("ok"),
     "dns_error": _("DNS error"),
@@ -512,6 +520,17 @@ class Probe(models.Model):
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="probes", verbose_name=_("target"))
     name = models.CharField(max_length=100, verbose_name=_("name"))
     prompt = models.TextField(default="Say hello in five words.", verbose_name=_("prompt"))
+    workload = models.CharField(
+        max_length=16,
+        choices=WORKLOAD_CHOICES,
+        default=SHORT_WORKLOAD,
+        verbose_name=_("workload"),
+        help_text=_(
+            "What each call sends: the prompt alone; the prompt after a text of about 1k, 10k or 100k input tokens, "
+            "opened by a fresh nonce each run so no provider cache serves it; or a cached pair: two calls sharing a "
+            "10k-token text, the first filling the provider's prompt cache, the second measured."
+        ),
+    )
     max_tokens = models.PositiveIntegerField(
         default=64,
         validators=[
@@ -622,6 +641,7 @@ class Probe(models.Model):
             ca_bundle=target.ca_bundle,
             http_version=target.http_version,
             provider=target.provider,
+            workload=self.workload,
         )
 
 
@@ -669,6 +689,8 @@ class Measurement(models.Model):
     connect_ms = models.FloatField(null=True, blank=True, verbose_name=_("connect ms"))
     tls_ms = models.FloatField(null=True, blank=True, verbose_name=_("tls ms"))
     request_sent_ms = models.FloatField(null=True, blank=True, verbose_name=_("request sent ms"))
+    warm_ttft_ms = models.FloatField(null=True, blank=True, verbose_name=_("cache-filling ttft ms"))
+    workload = models.CharField(max_length=16, null=True, blank=True, verbose_name=_("workload"))
     ttfb_ms = models.FloatField(null=True, blank=True, verbose_name=_("ttfb ms"))
     first_event_ms = models.FloatField(null=True, blank=True, verbose_name=_("first event ms"))
     ttft_ms = models.FloatField(null=True, blank=True, verbose_name=_("ttft ms"))

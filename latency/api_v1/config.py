@@ -141,6 +141,7 @@ class ProbeSerializer(ModelRulesSerializer):
             "name",
             "enabled",
             "prompt",
+            "workload",
             "max_tokens",
             "connection",
             "interval_seconds",

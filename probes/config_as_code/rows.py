@@ -65,6 +65,7 @@ class ProbeRow:
     connection: str
     interval_seconds: int
     timeout_seconds: float
+    workload: str
 
 
 @dataclass(frozen=True)

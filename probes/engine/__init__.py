@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import encodings.idna  # noqa: F401  (getaddrinfo of a name imports it on first use)
 import itertools
 import ssl
@@ -22,7 +23,7 @@ import httpcore
 import httpx
 
 import probes.compat.anyio  # noqa: F401  (anyio's backend imported at start, not in a first measurement)
-from probes.engine import clock
+from probes.engine import clock, workloads
 from probes.engine.clock import H2Refused, Timeline, now_ns
 from probes.engine.config import ConfigProblem, Credentials, host_problem, read_credentials
 from probes.engine.envpolicy import CA_UNUSABLE, WorkerEnv
@@ -120,7 +121,20 @@ class Engine:
         return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False, timeout=None)
 
     async def measure(self, spec: ProbeSpec) -> Measurement:
-        return await _measure(self, spec)
+        """One slot's measurement: one call, or for a cached pair the second of two (probes.engine.workloads)."""
+        if spec.workload == workloads.SHORT or spec.style == "http":
+            return await _measure(self, spec)
+        sent = dataclasses.replace(spec, prompt=workloads.prompt_for(spec.workload, spec.prompt, workloads.nonce()))
+        if spec.workload != workloads.CACHED_PAIR:
+            return _of_workload(await _measure(self, sent), spec)
+        filling = await _measure(self, sent)
+        if filling.outcome != OK:
+            # The slot's row is the failed call: the measured one would have found no cache to read.
+            filling.error = f"the call filling the cache failed: {filling.error or filling.outcome}"
+            return _of_workload(filling, spec)
+        measured = await _measure(self, sent)
+        measured.warm_ttft_ms = filling.ttft_ms
+        return _of_workload(measured, spec)
 
     async def warm_up(self, spec: ProbeSpec) -> bool:
         """Open a pooled connection to the spec's origin with a HEAD request,
@@ -184,6 +198,11 @@ async def measure(spec: ProbeSpec, engine: Engine | None = None) -> Measurement:
 
 def measure_sync(spec: ProbeSpec) -> Measurement:
     return asyncio.run(measure(spec))
+
+
+def _of_workload(result: Measurement, spec: ProbeSpec) -> Measurement:
+    result.workload = spec.workload
+    return result
 
 
 def _ms(start: int | None, end: int | None) -> float | None:

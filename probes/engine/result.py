@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from probes.engine.providers import PROVIDER_KEYS
+from probes.engine.workloads import SHORT, WORKLOADS
 
 # One place defines the outcome names.
 OK = "ok"
@@ -95,6 +96,9 @@ class ProbeSpec:
     # target: it decides the request's shape where providers differ (the
     # key's header, whether stream_options may be sent).
     provider: str = ""
+    # See probes.engine.workloads: the prompt's length and whether the call is a cached pair. A spec from an older
+    # central site has no such key and sends the short prompt.
+    workload: str = SHORT
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -107,6 +111,8 @@ class ProbeSpec:
             raise ValueError(f"http_version must be one of {', '.join(HTTP_VERSIONS)} (got {self.http_version!r})")
         if self.provider and self.provider not in PROVIDER_KEYS:
             raise ValueError(f"provider must be one of {', '.join(PROVIDER_KEYS)} or empty (got {self.provider!r})")
+        if self.workload not in WORKLOADS:
+            raise ValueError(f"workload must be one of {', '.join(WORKLOADS)} (got {self.workload!r})")
         if self.timeout_s <= 0:
             raise ValueError("timeout must be positive")
         if self.max_tokens < 1:
@@ -132,6 +138,7 @@ class Measurement:
     outcome: str = OK
     error: str | None = None
     error_type: str | None = None  # the provider's own error type, e.g. rate_limit_error
+    workload: str = SHORT  # the spec's (probes.engine.workloads)
     retry_after_s: float | None = None
     started_at: str | None = None  # UTC ISO 8601 wall clock of the call's start
     http_status: int | None = None
@@ -146,6 +153,8 @@ class Measurement:
     first_event_ms: float | None = None
     ttft_ms: float | None = None
     ttfat_ms: float | None = None
+    # A cached pair's first call's TTFT (the one that filled the provider's cache): the saving is this less ttft_ms.
+    warm_ttft_ms: float | None = None
     total_ms: float | None = None
     output_tokens: int | None = None
     tokens_estimated: bool | None = None

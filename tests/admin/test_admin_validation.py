@@ -43,6 +43,7 @@ def probe_data(target: Target, regions: list[Region], **overrides) -> dict:
         "name": "hello",
         "enabled": "on",
         "prompt": "Say hello in five words.",
+        "workload": "short",
         "max_tokens": "64",
         "connection": "cold",
         "interval_seconds": "60",

@@ -22,7 +22,8 @@ ISSUE_COLUMNS = [
     "connection", "outcome", "http_status", "dns_ms", "connect_ms", "tls_ms", "ttfb_ms", "ttft_ms", "ttfat_ms",
     "total_ms", "output_tokens", "tokens_per_s", "itl_p50_ms", "error",
     # Issue 50's, appended after the earlier layout's last column.
-    "request_sent_ms", "input_tokens", "cached_input_tokens", "cache_write_tokens", "reasoning_tokens",
+    "request_sent_ms", "warm_ttft_ms", "workload", "input_tokens", "cached_input_tokens", "cache_write_tokens",
+    "reasoning_tokens",
     "ratelimit_remaining_requests", "ratelimit_remaining_tokens",
 ]  # fmt: skip
 

@@ -14,6 +14,9 @@ from tests.factories import measurement_payload as payload
 
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
 COUNTS = {
+    "workload": "cached_pair",
+    "warm_ttft_ms": 812.25,
+    "request_sent_ms": 14.5,
     "input_tokens": 100_412,
     "cached_input_tokens": 99_840,
     "cache_write_tokens": 0,
@@ -38,7 +41,8 @@ def test_the_counts_and_headroom_are_stored_as_sent(probe, region):
     told, silent = Measurement.objects.order_by("scheduled_for")
     assert {name: getattr(told, name) for name in COUNTS} == COUNTS
     # Zero is a count the provider gave; nothing said is NULL.
-    assert all(getattr(silent, name) is None for name in COUNTS)
+    assert all(getattr(silent, name) is None for name in COUNTS if name != "workload")
+    assert silent.workload == "short"
 
 
 @pytest.mark.parametrize("outcome", ["rate_limited", "overloaded"])

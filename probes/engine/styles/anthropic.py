@@ -17,6 +17,7 @@ from probes.engine.styles.base import (
     parse_json,
     snippet,
 )
+from probes.engine.workloads import CACHED_PAIR
 
 if TYPE_CHECKING:
     from probes.engine.result import ProbeSpec
@@ -35,7 +36,7 @@ class AnthropicMessages(Style):
         body = {
             "model": spec.model,
             "max_tokens": spec.max_tokens,
-            "messages": [{"role": "user", "content": spec.prompt}],
+            "messages": [{"role": "user", "content": _content(spec)}],
             "stream": True,
         }
         return RequestPlan("POST", spec.url, headers, json.dumps(body).encode())
@@ -85,3 +86,11 @@ def _input_usage(usage: object, state: StreamState) -> None:
     if isinstance(uncached, int) and not isinstance(uncached, bool) and uncached >= 0:
         cached = state.usage.get("cached_input_tokens", 0) + state.usage.get("cache_write_tokens", 0)
         keep_usage(state, input_tokens=uncached + cached)
+
+
+def _content(spec: ProbeSpec) -> object:
+    """The user message's content. Anthropic caches a prompt only up to a block marked for it: a cached pair marks
+    its text, so the second call can read what the first wrote."""
+    if spec.workload == CACHED_PAIR:
+        return [{"type": "text", "text": spec.prompt, "cache_control": {"type": "ephemeral"}}]
+    return spec.prompt

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -12,6 +13,7 @@ from probes.engine import Engine, ProbeSpec, WorkerEnv
 from probes.engine.config import ConfigProblem
 from probes.engine.providers import PROVIDER_KEYS, provider_for
 from probes.engine.result import HTTP_VERSIONS, STYLES, Measurement
+from probes.engine.workloads import SHORT, WORKLOADS
 from probes.waterfall import render_waterfall
 
 
@@ -36,6 +38,19 @@ class Command(BaseCommand):
         )
         parser.add_argument("--model", default="")
         parser.add_argument("--prompt", default="Say hello in five words.")
+        parser.add_argument(
+            "--prompt-file",
+            type=Path,
+            help="read the prompt from this file (UTF-8), for one too long for a command line",
+        )
+        parser.add_argument(
+            "--workload",
+            choices=WORKLOADS,
+            default=SHORT,
+            help="short (the prompt alone), prompt_1k / prompt_10k / prompt_100k (the prompt after that many "
+            "input tokens of text, opened by a fresh nonce), cached_pair (two calls sharing a 10k-token text, the "
+            "second measured, the first's TTFT as warm_ttft_ms)",
+        )
         parser.add_argument("--max-tokens", type=int, default=64)
         parser.add_argument("--timeout", type=float, default=30.0, help="seconds for the whole call")
         parser.add_argument("--header", action="append", default=[], help="'Name: value' (repeatable)")
@@ -95,7 +110,7 @@ class Command(BaseCommand):
                 url=opts["url"],
                 style=opts["style"],
                 model=opts["model"],
-                prompt=opts["prompt"],
+                prompt=self._prompt(opts),
                 max_tokens=opts["max_tokens"],
                 headers=headers,
                 api_key_env=env,
@@ -105,9 +120,20 @@ class Command(BaseCommand):
                 ca_bundle=opts["ca_bundle"],
                 http_version=opts["http_version"],
                 provider=opts["provider"],
+                workload=opts["workload"],
             )
         except ValueError as exc:
             raise CommandError(str(exc), returncode=2) from None
+
+    @staticmethod
+    def _prompt(opts) -> str:
+        path = opts["prompt_file"]
+        if path is None:
+            return opts["prompt"]
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"--prompt-file: cannot read {path}: {exc}", returncode=2) from None
 
     async def _run(self, spec: ProbeSpec, *, warm: bool) -> Measurement:
         engine = Engine(settings.LATENCY_WORKER_ENV)
