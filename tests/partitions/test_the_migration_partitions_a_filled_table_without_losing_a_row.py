@@ -12,7 +12,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from probes import partitions
 from probes.models import DeadLetter, Measurement
-from tests.factories import MeasurementFactory, ProbeFactory, RegionFactory
+from tests.factories import ProbeFactory, RegionFactory
 from tests.partitions.conftest import migrate, partition_of
 
 BEFORE = [("probes", "0016_api_token")]
@@ -26,27 +26,36 @@ def rows() -> dict[int, tuple]:
         return {row[0]: row for row in cur.fetchall()}
 
 
+def insert(probe, region, slot: datetime, started: datetime, n: int) -> int:
+    """A measurement of the columns every schema since 0016 has (the factories write today's)."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"INSERT INTO probes_measurement ({COLUMNS.replace('id, ', '', 1)}, connection, ingested_at) "
+            "VALUES (%s, %s, %s, %s, %s, 'w', 'ok', %s, %s, 'warm', now()) RETURNING id",
+            [probe.id, probe.target_id, region.id, slot, started, 100.0 + n, 400.0 + n],
+        )
+        return cur.fetchone()[0]
+
+
 @pytest.fixture
 def previous_schema(fresh_days):
+    # Made by today's schema, then taken back with the database: the factories write today's columns.
+    region = RegionFactory()
+    probe = ProbeFactory(regions=[region])
     migrate(BEFORE)
     try:
-        yield
+        yield probe, region
     finally:
         migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
 def test_every_row_is_kept_in_its_days_partition(previous_schema, capsys):
-    region = RegionFactory()
-    probe = ProbeFactory(regions=[region])
+    probe, region = previous_schema
     days_ago = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0) - timedelta(days=5)
     slots = [days_ago + timedelta(days=d, minutes=m) for d in range(3) for m in (0, 1, 2)]
+    for n, slot in enumerate(slots):
+        insert(probe, region, slot, slot + timedelta(seconds=n), n)
     with connection.cursor() as cur:
-        for n, slot in enumerate(slots):
-            cur.execute(
-                f"INSERT INTO probes_measurement ({COLUMNS.replace('id, ', '', 1)}, connection, ingested_at) "
-                "VALUES (%s, %s, %s, %s, %s, 'w', 'ok', %s, %s, 'warm', now())",
-                [probe.id, probe.target_id, region.id, slot, slot + timedelta(seconds=n), 100.0 + n, 400.0 + n],
-            )
         # An old worker's clock two hours behind its slot: the new CHECK cannot hold it.
         skewed = days_ago + timedelta(days=1, minutes=30)
         cur.execute(
@@ -72,7 +81,8 @@ def test_every_row_is_kept_in_its_days_partition(previous_schema, capsys):
     assert "rows/s" in printed and "1 rows broke the slot rule" in printed
 
     with pytest.raises(IntegrityError), transaction.atomic():
-        MeasurementFactory(probe=probe, region=region, scheduled_for=slots[0])
-    newer = MeasurementFactory(probe=probe, region=region, scheduled_for=slots[0] + timedelta(days=30))
-    assert newer.id > max(kept) and newer.id > skewed_id
+        insert(probe, region, slots[0], slots[0], 0)
+    later = slots[0] + timedelta(days=30)
+    newer = insert(probe, region, later, later, 0)
+    assert newer > max(kept) and newer > skewed_id
     assert Measurement.objects.count() == len(kept) + 1

@@ -27,16 +27,14 @@ COUNTS = {
 
 
 @pytest.fixture
-def probe(make_probe):
-    return make_probe()
+def where(make_probe):
+    """A probe and its one region."""
+    probe = make_probe()
+    return probe, probe.regions.get()
 
 
-@pytest.fixture
-def region(probe):
-    return probe.regions.get()
-
-
-def test_the_counts_and_headroom_are_stored_as_sent(probe, region):
+def test_the_counts_and_headroom_are_stored_as_sent(where):
+    probe, region = where
     store([payload(probe, region, BASE, **COUNTS), payload(probe, region, BASE + timedelta(minutes=1))])
     told, silent = Measurement.objects.order_by("scheduled_for")
     assert {name: getattr(told, name) for name in COUNTS} == COUNTS
@@ -46,13 +44,15 @@ def test_the_counts_and_headroom_are_stored_as_sent(probe, region):
 
 
 @pytest.mark.parametrize("outcome", ["rate_limited", "overloaded"])
-def test_a_rate_limited_or_overloaded_call_keeps_its_outcome(probe, region, outcome):
+def test_a_rate_limited_or_overloaded_call_keeps_its_outcome(where, outcome):
+    probe, region = where
     store([payload(probe, region, BASE, outcome=outcome, http_status=429, ttft_ms=None, retry_after_s=12.0)])
     row = Measurement.objects.get()
     assert (row.outcome, row.retry_after_s) == (outcome, 12.0)
 
 
-def test_a_count_past_its_column_is_dead_lettered_and_the_rest_stored(probe, region):
+def test_a_count_past_its_column_is_dead_lettered_and_the_rest_stored(where):
+    probe, region = where
     items = store(
         [
             payload(probe, region, BASE, input_tokens=2**31),
