@@ -2,8 +2,10 @@
 "status" cache (Redis, shared by the web processes), so a page read by hundreds of readers a second is read from
 the database at most once per period.
 
-Stale while refreshed: an entry is kept ten periods but fresh for one; the first request to find it stale takes a
-lock (cache.add, atomic in Redis) and reads again, while the others serve the stale copy. On an empty cache (a
+Stale while refreshed: an entry is kept ten periods but fresh for one (and up to SPREAD more, drawn per entry, so
+that a page's entries do not all go stale at once); the first request to find it stale takes a lock (cache.add,
+atomic in Redis) and reads again, while the others serve the stale copy, and a process refreshes one entry at a
+time. On an empty cache (a
 start, or an entry evicted) the others wait for the one reading (each request runs in a thread of its own), up to
 FILL_WAIT_S, then read for themselves.
 
@@ -12,6 +14,8 @@ entries once that commits (forget), so a page made private stops being served at
 
 from __future__ import annotations
 
+import random
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -21,6 +25,9 @@ from django.core.cache import caches
 
 T = TypeVar("T")
 KEEP_PERIODS = 10
+SPREAD = 0.25
+# One refresh at a time in this process (cached: stale entries only; an empty one is always filled).
+_refreshing = threading.Semaphore(1)
 # How long a request waits for another's first read of an entry before reading it itself, and how often it looks.
 FILL_WAIT_S = 5.0
 FILL_POLL_S = 0.02
@@ -40,12 +47,29 @@ def cached(key: str, read: Callable[[], T]) -> T:
     now = time.time()
     if entry is not None and entry[0] > now:
         return entry[1]
+    if entry is not None:
+        # Stale: refreshed by one request of the site, and in this process by one request at a time. A page's
+        # entries go stale together; refreshed side by side, their readings (Python, under one interpreter lock)
+        # slowed every request the process served meanwhile, where one at a time leaves most of it to them.
+        if not _refreshing.acquire(blocking=False):
+            return entry[1]
+        try:
+            return _refresh(cache, key, read, period, entry)
+        finally:
+            _refreshing.release()
+    return _refresh(cache, key, read, period, entry)
+
+
+def _refresh(cache: Any, key: str, read: Callable[[], T], period: float, entry: tuple[float, Any] | None) -> T:
     lock = f"{key}:refreshing"
     # Held while one request reads; its timeout only frees it from a request that died reading.
     if cache.add(lock, 1, timeout=period):
         try:
             value = read()
-            cache.set(key, (time.time() + period, value), timeout=period * KEEP_PERIODS)
+            # Fresh for the period and up to a quarter more, drawn per entry: a page's entries, filled together,
+            # do not all go stale at the same moment. Never sooner than the period, as promised.
+            fresh_for = period * (1 + random.uniform(0, SPREAD))
+            cache.set(key, (time.time() + fresh_for, value), timeout=period * KEEP_PERIODS)
         finally:
             cache.delete(lock)
         return value
