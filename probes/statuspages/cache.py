@@ -28,6 +28,7 @@ KEEP_PERIODS = 10
 SPREAD = 0.25
 # One refresh at a time in this process (cached: stale entries only; an empty one is always filled).
 _refreshing = threading.Semaphore(1)
+_in_refresh = threading.local()
 # How long a request waits for another's first read of an entry before reading it itself, and how often it looks.
 FILL_WAIT_S = 5.0
 FILL_POLL_S = 0.02
@@ -51,11 +52,16 @@ def cached(key: str, read: Callable[[], T]) -> T:
         # Stale: refreshed by one request of the site, and in this process by one request at a time. A page's
         # entries go stale together; refreshed side by side, their readings (Python, under one interpreter lock)
         # slowed every request the process served meanwhile, where one at a time leaves most of it to them.
+        if getattr(_in_refresh, "active", False):
+            # Read by the refresh this thread is doing (a page's HTML from its reading): part of it.
+            return _refresh(cache, key, read, period, entry)
         if not _refreshing.acquire(blocking=False):
             return entry[1]
+        _in_refresh.active = True
         try:
             return _refresh(cache, key, read, period, entry)
         finally:
+            _in_refresh.active = False
             _refreshing.release()
     return _refresh(cache, key, read, period, entry)
 
