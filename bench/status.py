@@ -45,6 +45,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
+from dashboard_common import log, percentile  # noqa: E402
 from rawhttp import Connection, Pool  # noqa: E402
 from workload import seed_rows  # noqa: E402
 
@@ -58,15 +59,6 @@ SLUG = "bench"
 GOAL_P95_MS = 50.0
 CACHE_PERIOD_S = 30
 FAIL_RATE = 0.005
-
-
-def log(*parts: object) -> None:
-    print(*parts, file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def prepare(rows: int, days: int) -> dict:

@@ -38,7 +38,8 @@ def project(latitude: float, longitude: float) -> tuple[float, float]:
 
 def _grid(latitude: float, longitude: float) -> tuple[int, int]:
     # The land to the degree: at the page's widths a degree is two or three pixels.
-    return round(longitude + 180.0), round(90.0 - max(latitude, -60.0))
+    x, y = project(latitude, longitude)
+    return round(x), round(y)
 
 
 def _rings(topology: dict, geometry: dict) -> list[list[tuple[float, float]]]:

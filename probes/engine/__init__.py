@@ -307,7 +307,6 @@ async def _measure(engine: Engine, spec: ProbeSpec) -> Measurement:
                 result.ttfb_ms = _ms(t0, headers_at)
                 result.http_status = response.status_code
                 result.http_version = response.http_version
-                _headroom(response.headers, result)
                 fallback = _fallback_note(spec, tl, response.http_version)
                 tl.phase = "body"
 
@@ -591,6 +590,8 @@ def _fill(
         if addr:
             result.remote_addr = addr[0]
     result.response_bytes = received or None
+    if response is not None:
+        _headroom(response.headers, result)
     if style_name == "http":
         return
     result.first_event_ms = _ms(t0, state.first_event_ns)

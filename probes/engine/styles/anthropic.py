@@ -11,6 +11,7 @@ from probes.engine.styles.base import (
     RequestPlan,
     StreamState,
     Style,
+    count,
     dig,
     error_details,
     keep_usage,
@@ -82,8 +83,8 @@ def _input_usage(usage: object, state: StreamState) -> None:
         cached_input_tokens=usage.get("cache_read_input_tokens"),
         cache_write_tokens=usage.get("cache_creation_input_tokens"),
     )
-    uncached = usage.get("input_tokens")
-    if isinstance(uncached, int) and not isinstance(uncached, bool) and uncached >= 0:
+    uncached = count(usage.get("input_tokens"))
+    if uncached is not None:
         cached = state.usage.get("cached_input_tokens", 0) + state.usage.get("cache_write_tokens", 0)
         keep_usage(state, input_tokens=uncached + cached)
 
