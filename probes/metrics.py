@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from probes.engine.result import REFUSED
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -138,6 +140,20 @@ PROMETHEUS_SCALE: dict[str, float] = {"ms": 0.001, "tok/s": 1.0}
 # decimals for SQL: a float8 0.95 times n can round past an integer rank.
 PERCENTILES: dict[str, float] = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 EXACT: dict[float, Decimal] = {q: Decimal(str(q)) for q in PERCENTILES.values()}
+
+
+# The SQL condition of a row (alias `m`, or none) that may give latency samples: not refused for capacity
+# (probes.engine.result.REFUSED). Every reader and rollup that buckets or ranks a metric's values applies it, so a
+# burst of fast 429s never pulls a percentile down.
+def latency_row_sql(alias: str = "") -> str:
+    a = f"{alias}." if alias else ""
+    return f"{a}outcome NOT IN ({', '.join(repr(o) for o in REFUSED)})"
+
+
+def latency_sql(column: str, alias: str = "") -> str:
+    """A metric column as a latency sample: NULL on a refused row (latency_row_sql)."""
+    a = f"{alias}." if alias else ""
+    return f"CASE WHEN {latency_row_sql(alias)} THEN {a}{column} END"
 
 
 def metric(name: str) -> Metric:

@@ -46,6 +46,9 @@ OUTCOMES = (
     PROTOCOL_ERROR,
     CONFIG_ERROR,
 )
+# The provider refused the call for capacity (its limits or its load): such a call counts in the error rate and as
+# a series of its own, never as a latency sample (probes.metrics.latency_sql), and objectives may exclude it.
+REFUSED = (RATE_LIMITED, OVERLOADED)
 
 STYLES = ("openai", "responses", "anthropic", "gemini", "http")
 
