@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
+from probes.engine.result import REFUSED
 from probes.histogram import Histogram
 from probes.metrics import HISTOGRAM
 from probes.rollups.periods import floor_hour
@@ -50,6 +51,8 @@ def reference_rollups(since: datetime, until: datetime) -> dict[tuple[int, int, 
         g["outcomes"][outcome] += 1
         if outcome != "ok":
             g["errors"] += 1
+        if outcome in REFUSED:  # never a latency sample (probes.metrics.latency_row_sql)
+            continue
         for metric, value in zip(HISTOGRAM, values, strict=True):
             if value is not None:
                 g["hists"][metric.name].add(value)

@@ -59,6 +59,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from probes import readings
+from probes.engine.result import REFUSED
 from probes.metrics import PROMETHEUS, PROMETHEUS_HISTOGRAM, PROMETHEUS_SCALE
 from probes.readings.fleet import REGION_STATUSES
 from probes.readings.slos import BURN_WINDOWS, STATUSES
@@ -159,6 +160,8 @@ class AtlasCollector(Collector):
         sums: dict[tuple[str, str], float] = defaultdict(float)
         for row in readings.tallies():
             total.add_metric([row.target, row.region, row.outcome], float(row.measurements))
+            if row.outcome in REFUSED:  # counted above, never a latency sample
+                continue
             pair = (row.target, row.region)
             buckets[pair] = [a + b for a, b in zip(buckets[pair], row.ttft_buckets, strict=True)]
             counts[pair] += row.ttft_count

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.db import connection
 from django.utils import timezone
 
-from probes.metrics import PHASES, PROMETHEUS, PROMETHEUS_HISTOGRAM
+from probes.metrics import PHASES, PROMETHEUS, PROMETHEUS_HISTOGRAM, latency_row_sql
 from probes.readings.fleet import WORKER_LIVE, region_health, worker_rows
 from probes.readings.slots import RECENT_FIRST, started_in_params, started_params
 from probes.readings.summaries import phase_pieces
@@ -171,7 +171,7 @@ def window_quantiles(now: datetime) -> list[WindowQuantile]:
         FROM (
             SELECT target_id, region_id, {", ".join(picks)}
             FROM {Measurement._meta.db_table}
-            WHERE {bounds} AND {column} IS NOT NULL
+            WHERE {bounds} AND {column} IS NOT NULL AND {latency_row_sql()}
             GROUP BY 1, 2
         ) g
         JOIN {Target._meta.db_table} tg ON tg.id = g.target_id

@@ -16,7 +16,7 @@ from django.db import connection
 from psycopg import sql
 
 from probes.histogram import SQL_EDGES, Histogram, histograms_of_runs
-from probes.metrics import BY_NAME, PERCENTILES, REGION_CSV
+from probes.metrics import BY_NAME, PERCENTILES, REGION_CSV, latency_row_sql, latency_sql
 from probes.models import Measurement
 from probes.readings.plan import EPOCH
 from probes.readings.rank import exact, rank_sql
@@ -62,7 +62,8 @@ def read_raw(
     # One scan: each row counted once as itself (metric -1: samples and errors) and once per metric with a
     # value (its bucket). Two statements, one for the counts and one for the buckets, read the same rows
     # twice, and at 100 M rows a long window's raw edges are most of an every-target read.
-    pairs = ", ".join(["(-1, NULL::float8)", *(f"({i}, {BY_NAME[m].column})" for i, m in enumerate(metrics))])
+    values = (f"({i}, {latency_sql(BY_NAME[m].column)})" for i, m in enumerate(metrics))
+    pairs = ", ".join(["(-1, NULL::float8)", *values])
     counts: dict[tuple, dict[int, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
     with connection.cursor() as cur:
         cur.execute(
@@ -118,7 +119,10 @@ def _read_raw_values(
     # numpy as they are: parsing the values' text took longer than the rest. Sorted in numpy, not by ORDER BY
     # in the aggregates, which rules out hashing the groups: the rows were sorted by group first (on disk, for
     # a raw window of every target), then each group's values once per column.
-    gathered = ", ".join(f"string_agg(float8send({c}), ''::bytea) FILTER (WHERE {c} IS NOT NULL)" for c in columns)
+    sample = latency_row_sql()
+    gathered = ", ".join(
+        f"string_agg(float8send({c}), ''::bytea) FILTER (WHERE {c} IS NOT NULL AND {sample})" for c in columns
+    )
     with connection.cursor() as cur:
         cur.execute(
             f"SELECT {g}, count(*), count(*) FILTER (WHERE outcome <> 'ok'), {gathered}"
@@ -168,7 +172,7 @@ def raw_series(
     grouped in SQL; exact nearest rank (probes.readings.rank). at: the mean
     started_at of the bucket's rows. targets None: every target, with no
     condition on them (see window.read_window)."""
-    column = BY_NAME[metric].column
+    column = latency_sql(BY_NAME[metric].column)
     params = {
         "size": size,
         "origin": EPOCH,
@@ -228,12 +232,12 @@ def bucket_select(
             conds.append(sql.SQL("m.{} = ANY({})").format(sql.Identifier(column), sql.Literal(list(values))))
     aggregates, picks = [], []
     for metric in REGION_CSV:
-        col = sql.Identifier(metric.column)
+        col = sql.SQL(latency_sql(metric.column, "m"))
         n, vals = sql.Identifier(f"{metric.name}_n"), sql.Identifier(f"{metric.name}_v")
         aggregates.append(
-            sql.SQL(
-                "count(m.{c}) AS {n}, array_agg(m.{c} ORDER BY m.{c}) FILTER (WHERE m.{c} IS NOT NULL) AS {v}"
-            ).format(c=col, n=n, v=vals)
+            sql.SQL("count({c}) AS {n}, array_agg({c} ORDER BY {c}) FILTER (WHERE {c} IS NOT NULL) AS {v}").format(
+                c=col, n=n, v=vals
+            )
         )
         for q in PERCENTILES.values():
             rank = rank_sql("{q}", "g.{n}")  # placeholders of the sql.SQL template

@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from psycopg import sql
 
 from probes.histogram import SQL_EDGES
-from probes.metrics import PERCENTILES, REGION_CSV
+from probes.metrics import PERCENTILES, REGION_CSV, latency_sql
 from probes.models import HourlyRollup, Measurement
 from probes.packed import entries_sql
 from probes.readings.plan import (
@@ -181,7 +181,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             )
         )
     values = sql.SQL(", ").join(
-        sql.SQL("m.{} AS {}").format(sql.Identifier(m.column), sql.Identifier(f"v{i}"))
+        sql.SQL("{} AS {}").format(sql.SQL(latency_sql(m.column, "m")), sql.Identifier(f"v{i}"))
         for i, m in enumerate(REGION_CSV)
     )
 

@@ -18,7 +18,7 @@ import numpy as np
 from django.db import connection
 
 from probes.histogram import BUCKETS, SQL_EDGES, stored_percentiles
-from probes.metrics import BY_NAME
+from probes.metrics import BY_NAME, latency_row_sql
 from probes.models import HourlyRollup, Measurement, RegionRollup, SeriesRollup
 from probes.packed import EMPTY_SQL, unpack
 from probes.readings import side_by_side
@@ -237,7 +237,8 @@ def _series_sql(
             FROM {Measurement._meta.db_table} m WHERE {raw_where} GROUP BY 1, 2"""
         raw_keys = f"""
             SELECT {raw_bucket}, m.region_id, width_bucket(m.{column}, %(edges)s::float8[]), {n}
-            FROM {Measurement._meta.db_table} m WHERE {raw_where} AND m.{column} IS NOT NULL GROUP BY 1, 2, 3"""
+            FROM {Measurement._meta.db_table} m
+            WHERE {raw_where} AND m.{column} IS NOT NULL AND {latency_row_sql("m")} GROUP BY 1, 2, 3"""
     # A bucket left with no row once the minus rows are taken away has no point.
     totals = f"""
         SELECT b, region_id, sum(samples)::bigint,

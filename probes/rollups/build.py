@@ -29,7 +29,7 @@ from fractions import Fraction
 from django.db import connection, transaction
 
 from probes.histogram import BUCKETS, SQL_EDGES
-from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV
+from probes.metrics import HISTOGRAM, PERCENTILES, REGION_CSV, latency_row_sql
 from probes.packed import pack_agg
 from probes.rollups.block_merge import JSON_COLUMNS
 from probes.rollups.catalogue import KINDS
@@ -180,7 +180,11 @@ def bucket_row_sql(alias: str) -> str:
         f"width_bucket({alias}.{metric.column}, %(edges)s::float8[]) + {i * _SLOT}"
         for i, metric in enumerate(HISTOGRAM)
     )
-    return f"ARRAY[{buckets}]"
+    # A call refused for capacity (probes.metrics.latency_row_sql) gives no value to any histogram: one test of its
+    # outcome per row rather than one per metric.
+    # The same length either way: array_agg gathers a group's rows into one two-dimensional array.
+    nothing = ", ".join(["NULL"] * len(HISTOGRAM))
+    return f"CASE WHEN {latency_row_sql(alias)} THEN ARRAY[{buckets}] ELSE ARRAY[{nothing}]::int[] END"
 
 
 def histograms_sql(buckets: str) -> str:

@@ -1,5 +1,6 @@
 """latency_atlas_ttft_seconds is a real Prometheus histogram: cumulative buckets that agree with the stored TTFT
-values, +Inf equal to _count, _sum in seconds, summed over outcomes, so histogram_quantile() works on it."""
+values, +Inf equal to _count, _sum in seconds, summed over outcomes (but a
+call refused for capacity, never a latency sample), so histogram_quantile() works on it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def test_buckets_count_the_stored_values_at_or_under_each_bound(make_probe, stor
     stored(probe, region, when + timedelta(minutes=10), outcome="truncated", ttft_ms=300.0)
     stored(probe, region, when + timedelta(minutes=11), outcome="timeout", ttft_ms=None)
     values.append(300.0)
+    # A first token then a rate_limit_error in the stream: counted as a call, never as a latency sample.
+    stored(probe, region, when + timedelta(minutes=12), outcome="rate_limited", ttft_ms=5.0)
 
     parsed = families(scrape_client(token=metrics_token).content.decode())
     pair = {"target": probe.target.name, "region": region.slug}
@@ -36,4 +39,4 @@ def test_buckets_count_the_stored_values_at_or_under_each_bound(make_probe, stor
     assert samples(parsed, "latency_atlas_ttft_seconds_count") == [(pair, float(len(values)))]
     assert samples(parsed, "latency_atlas_ttft_seconds_sum") == [(pair, pytest.approx(sum(values) / 1000))]
     outcomes = {labels["outcome"]: v for labels, v in samples(parsed, "latency_atlas_measurements_total")}
-    assert outcomes == {"ok": 7.0, "truncated": 1.0, "timeout": 1.0}
+    assert outcomes == {"ok": 7.0, "truncated": 1.0, "timeout": 1.0, "rate_limited": 1.0}

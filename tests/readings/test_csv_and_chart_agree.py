@@ -13,6 +13,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
+from probes.engine.result import REFUSED
 from probes.histogram import exact_percentile
 from probes.metrics import PERCENTILES, REGION_CSV
 from probes.models import Measurement
@@ -35,7 +36,8 @@ def client(django_user_model):
 @pytest.fixture
 def made(make_region, make_target, make_probe):
     """Two days of a measurement every 7 minutes from two regions, log-normal
-    latencies, every eleventh a timeout without ttft; denser in T0's hour
+    latencies, every eleventh a timeout without ttft, every thirteenth a 429 answered in a millisecond (which no
+    percentile may count); denser in T0's hour
     (36 rows from each region), so ranks there fall between round numbers."""
     rng = random.Random(11)
     lima = make_region(slug="lima", city="Lima", country="PE")
@@ -49,6 +51,12 @@ def made(make_region, make_target, make_probe):
         while at < DAY0 + timedelta(days=2):
             failed = i % 11 == 5
             ttft = base * rng.lognormvariate(0, 0.5)
+            if i % 13 == 7:
+                refused = {"ttfb_ms": 1.0, "connect_ms": 1.0, "total_ms": 1.0, "ttft_ms": None, "ttfat_ms": None}
+                out.append(measurement(probe, region, at, outcome="rate_limited", http_status=429, **refused))
+                i += 1
+                at += timedelta(seconds=97) if T0 <= at < T0 + timedelta(hours=1) else timedelta(minutes=7)
+                continue
             out.append(
                 measurement(
                     probe, region, at,
@@ -90,7 +98,10 @@ def exact(made, region: str, since, until, column: str, q: float):
     values = [
         getattr(m, column)
         for m in made
-        if m.region.slug == region and since <= m.started_at < until and getattr(m, column) is not None
+        if m.region.slug == region
+        and since <= m.started_at < until
+        and getattr(m, column) is not None
+        and m.outcome not in REFUSED
     ]
     return exact_percentile(values, q)
 

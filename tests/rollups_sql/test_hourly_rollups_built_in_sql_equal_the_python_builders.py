@@ -1,7 +1,8 @@
 """The hourly rollups the SQL builder writes are the Python builder's
 (devtools/rollup_reference.py), field for field and bucket for bucket, on
 rows that exercise everything it must get right: many random values, values
-on and next to bucket edges, NULL metrics, failures of several outcomes,
+on and next to bucket edges, NULL metrics, failures of several outcomes (calls refused for
+capacity among them, which give no histogram any value),
 several probes, regions and hours, and a probe re-pointed at another target
 in the middle of an hour."""
 
@@ -24,7 +25,7 @@ from tests.factories import MeasurementFactory
 
 pytestmark = pytest.mark.django_db
 
-OUTCOMES = ("ok", "ok", "ok", "ok", "timeout", "http_error", "connect_error")
+OUTCOMES = ("ok", "ok", "ok", "ok", "timeout", "http_error", "connect_error", "rate_limited", "overloaded")
 
 
 def tricky_value(rng: random.Random) -> float | None:
