@@ -146,6 +146,9 @@ class ReportSerializer(serializers.Serializer):
     window = serializers.CharField()
     thresholds = ThresholdsSerializer(help_text="Milliseconds; null when not set.")
     exclude_silences = serializers.BooleanField()
+    exclude_rate_limited = serializers.BooleanField(
+        help_text="Calls refused for rate limits or overload (429, 529) are excluded rather than bad."
+    )
     rows = ReportRowSerializer(many=True, help_text="One per target x region, by target then region.")
     total = ReportTotalSerializer(help_text="Over every row, weighted by the mix when the objective has one.")
     incidents = ReportIncidentSerializer(many=True)
@@ -164,6 +167,7 @@ def report_body(report: Report) -> dict:
         "window": o.window,
         "thresholds": o.thresholds,
         "exclude_silences": o.exclude_silences,
+        "exclude_rate_limited": o.exclude_rate_limited,
         "rows": [
             {
                 "target_id": r.target_id,

@@ -5,7 +5,8 @@ enabled probe measures, each on its own):
 1. judge: each region of the rule with at least min_samples calls in the
    window [now - window, now) is measured; it breaches when its value (the
    exact percentile of a latency metric over the window's calls, or the
-   share of calls not ok / of scheduled runs missed) is above every
+   share of calls not ok / of scheduled runs missed / of calls refused for
+   rate limits or overload) is above every
    condition the rule sets (threshold, baseline_factor x its baseline).
    The rule holds when the breaching regions reach the quorum.
 2. move the rule's AlertState (the hysteresis): ok -> pending when it holds;
@@ -274,6 +275,8 @@ def judge(rule: AlertRule, target_id: int, region_ids: Iterable[int], data: Pass
             if rule.metric == "missed":
                 missed = data.missed(pair, minutes)
                 n, bad = len(calls) + missed, missed
+            elif rule.metric == "rate_limited":
+                n, bad = len(calls), sum(1 for c in calls if c.refused)
             else:
                 n, bad = len(calls), sum(1 for c in calls if not c.ok)
             if n < rule.min_samples or n == 0:

@@ -15,9 +15,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 # The metrics a rule may watch. Latency metrics are read at a percentile; the
-# two rates are shares of a region's scheduled runs in the window.
+# rates are shares of a region's calls (missed: of its scheduled runs) in the window.
 LATENCY_METRICS = ("ttft", "ttfat", "ttfb", "connect", "total")
-RATE_METRICS = ("error_rate", "missed")
+RATE_METRICS = ("error_rate", "missed", "rate_limited")
 METRIC_CHOICES = [
     ("ttft", _("Time to first token")),
     ("ttfat", _("Time to first answer token")),
@@ -28,6 +28,8 @@ METRIC_CHOICES = [
     ("error_rate", _("Error rate (% of calls not ok)")),
     # xgettext:no-python-format
     ("missed", _("Missed runs (% of scheduled runs nobody picked up)")),
+    # xgettext:no-python-format
+    ("rate_limited", _("Rate-limited calls (% of calls refused for rate limits or overload)")),
 ]
 PERCENTILE_CHOICES = [("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99")]
 
@@ -116,7 +118,7 @@ class AlertRule(models.Model):
 
     A region breaches when, over the last `window_minutes`, it has at least
     `min_samples` calls and its value (the percentile of a latency metric,
-    or the share for error_rate / missed) is above `threshold_ms` (or
+    or the share for error_rate / missed / rate_limited) is above `threshold_ms` (or
     `threshold_percent`) and above `baseline_factor` times its baseline,
     whichever of the two are set (both set: both must hold). The rule
     breaches when at least max(`min_regions`, `min_regions_percent` of the
@@ -151,7 +153,7 @@ class AlertRule(models.Model):
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
-        help_text=_("Breach above this share, in percent (error rate, missed runs)."),
+        help_text=_("Breach above this share, in percent (error rate, missed runs, rate-limited calls)."),
         verbose_name=_("threshold percent"),
     )
     baseline_factor = models.FloatField(

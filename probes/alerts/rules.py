@@ -119,8 +119,8 @@ def refusals(
             problems["percentile"] = _("Choose the percentile of %(metric)s the rule watches.") % {"metric": metric}
         if threshold_percent is not None:
             problems["threshold_percent"] = _(
-                "A share applies to error rate and missed runs; a latency rule takes threshold_ms and/or "
-                "baseline_factor."
+                "A share applies to error rate, missed runs and rate-limited calls; a latency rule takes "
+                "threshold_ms and/or baseline_factor."
             )
         if threshold_ms is None and baseline_factor is None:
             problems["threshold_ms"] = _(
@@ -161,10 +161,13 @@ def refusals(
                 "This rule can never fire: a share cannot be above 100%. Use a threshold below 100."
             )
         if threshold_ms is not None:
-            problems["threshold_ms"] = _("Error rate and missed runs are shares: use threshold_percent, not ms.")
+            problems["threshold_ms"] = _(
+                "Error rate, missed runs and rate-limited calls are shares: use threshold_percent, not ms."
+            )
         if baseline_factor is not None:
             problems["baseline_factor"] = _(
-                "A baseline applies to latency metrics; error rate and missed runs take threshold_percent."
+                "A baseline applies to latency metrics; error rate, missed runs and rate-limited calls take "
+                "threshold_percent."
             )
     else:
         problems["metric"] = _("Unknown metric %(metric)s.") % {"metric": metric}

@@ -106,8 +106,8 @@ class AlertRuleAdmin(admin.ModelAdmin):
             gettext_lazy("Condition"),
             {
                 "description": gettext_lazy(
-                    "Latency metrics take threshold_ms and/or baseline_factor (both set: both must hold); error rate "
-                    "and missed runs take threshold_percent."
+                    "Latency metrics take threshold_ms and/or baseline_factor (both set: both must hold); error "
+                    "rate, missed runs and rate-limited calls take threshold_percent."
                 ),
                 "fields": ("threshold_ms", "baseline_factor", "threshold_percent", "window_minutes", "min_samples"),
             },

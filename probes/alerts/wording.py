@@ -158,12 +158,17 @@ def summary_text(data: dict[str, Any]) -> str:
         "target": data["target"],
         "minutes": data["minutes"],
     }
-    if data["metric"] in ("error_rate", "missed"):
+    if data["metric"] in ("error_rate", "missed", "rate_limited"):
         values.update(value=f"{data['value']:.0f}", threshold=f"{data['threshold']:g}")
         if data["metric"] == "error_rate":
             text = _(
                 "Error rate from %(places)s to %(target)s is %(value)s%% of calls, above the %(threshold)s%% "
                 "threshold, for %(minutes)d min."
+            )
+        elif data["metric"] == "rate_limited":
+            text = _(
+                "Rate-limited share from %(places)s to %(target)s is %(value)s%% of calls (refused for rate limits "
+                "or overload), above the %(threshold)s%% threshold, for %(minutes)d min."
             )
         else:
             text = _(

@@ -107,6 +107,7 @@ class ObjectiveRow:
     objective_percent: float
     window: str
     exclude_silences: bool
+    exclude_rate_limited: bool
     channels: tuple[str, ...]  # where its burn-rate alerts go, by channel name
 
 

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from django.db import connection
 
+from probes.engine.result import REFUSED
 from probes.models import Measurement, Region
 from probes.readings.fleet import missed_counts
 from probes.readings.rows import Reading
@@ -42,6 +43,8 @@ class Call(NamedTuple):
     started_at: datetime
     probe_id: int
     ok: bool
+    # Refused by the provider for capacity (probes.engine.result.REFUSED): a failed call (not ok) all the same.
+    refused: bool
     dns: float | None
     connect: float | None
     tls: float | None
@@ -70,11 +73,11 @@ def window_calls(since: datetime, until: datetime, target_ids: list[int]) -> dic
         # can answer: on target and time alone the planner takes the BRIN index on started_at, which rows
         # written into old pages' free space after a vacuum widen until it reads most of the table
         # (docs/benchmarks.md, "Dashboard reads").
-        params: dict = {"targets": list(target_ids)}
+        params: dict = {"targets": list(target_ids), "refused": list(REFUSED)}
         window = started_in_params([(since, until)], params, "w")
         cur.execute(
             f"""
-            SELECT target_id, region_id, started_at, probe_id, outcome = 'ok', {columns}
+            SELECT target_id, region_id, started_at, probe_id, outcome = 'ok', outcome = ANY(%(refused)s), {columns}
             FROM {table}
             WHERE target_id = ANY(%(targets)s) AND region_id = ANY(ARRAY(SELECT id FROM {regions}))
               AND {window}

@@ -217,6 +217,7 @@ class ObjectiveRow:
     has_mix: bool
     thresholds: dict[str, float | None]  # ttft, tpot, total, degraded_ttft (ms)
     exclude_silences: bool
+    exclude_rate_limited: bool  # calls refused for rate limits or overload leave the denominator
     budget: Budget  # pooled, or weighted by the mix
     burn: dict[str, float | None]
     exhaustion: datetime | None  # projected at the PROJECTION_WINDOW burn; None when not burning or spent
@@ -407,6 +408,7 @@ def _row(
             "degraded_ttft": o.degraded_ttft_threshold_ms,
         },
         exclude_silences=o.exclude_silences,
+        exclude_rate_limited=o.exclude_rate_limited,
         budget=budget,
         burn=burn,
         exhaustion=exhaustion,

@@ -97,7 +97,10 @@ class ServiceLevelObjectiveAdmin(admin.ModelAdmin):
                 ),
             },
         ),
-        (gettext_lazy("Objective"), {"fields": ("objective_percent", "window", "exclude_silences")}),
+        (
+            gettext_lazy("Objective"),
+            {"fields": ("objective_percent", "window", "exclude_silences", "exclude_rate_limited")},
+        ),
         (
             gettext_lazy("Burn-rate alerts"),
             {

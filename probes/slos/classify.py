@@ -5,7 +5,9 @@ The thresholds are never formatted into the SQL nor bound one objective at a tim
 the objective's row (alias `o`), so one statement classifies a batch for every objective it covers.
 
 A call's class, first match wins:
-- excluded: the objective excludes silences and the call's slot (scheduled_for) lies in a silence of its target;
+- excluded: the objective excludes silences and the call's slot (scheduled_for) lies in a silence of its target,
+  or it excludes rate-limited calls and the provider refused the call for capacity (an outcome of REFUSED: its
+  rate limits or its load); an objective that does not exclude them counts such a call bad, as any failed call;
 - good: outcome ok, ttft_ms <= the TTFT threshold, and when set, tpot <= the TPOT threshold and total_ms <= the
   total threshold (a threshold exactly met is good); degraded when also ttft_ms > the degraded threshold;
 - bad: everything else, a NULL where a threshold needs a value included.
@@ -20,6 +22,8 @@ is the missed run's hour. Days are partitioned by slot too, so a rebuild's scan 
 """
 
 from __future__ import annotations
+
+from probes.engine.result import REFUSED
 
 GOOD, DEGRADED, BAD, MISSED, EXCLUDED = "good", "degraded", "bad", "missed", "excluded"
 
@@ -77,6 +81,13 @@ def in_silence_sql(m: str) -> str:
     )
 
 
+def refused_sql(m: str, o: str) -> str:
+    """True when objective `o` excludes rate-limited calls and row `m` is a call the provider refused for capacity
+    (probes.engine.result.REFUSED). A missed run has no outcome and is never one."""
+    refused = ", ".join(f"'{outcome}'" for outcome in REFUSED)
+    return f"({o}.exclude_rate_limited AND {m}.outcome IN ({refused}))"
+
+
 def call_class_sql(m: str, o: str, in_silence: str | None = None) -> str:
     """The class of measurement row `m` (target_id, scheduled_for, outcome, ttft_ms, total_ms, output_tokens) for
     objective row `o`: one of GOOD, DEGRADED, BAD, EXCLUDED. in_silence: a boolean column of m computed by
@@ -90,6 +101,7 @@ def call_class_sql(m: str, o: str, in_silence: str | None = None) -> str:
     silenced = silenced_sql(m, o) if in_silence is None else f"({o}.exclude_silences AND {in_silence})"
     return (
         f"CASE WHEN {silenced} THEN '{EXCLUDED}' "
+        f"WHEN {refused_sql(m, o)} THEN '{EXCLUDED}' "
         f"WHEN {good} THEN CASE WHEN {m}.ttft_ms > {o}.degraded_ttft_threshold_ms THEN '{DEGRADED}' ELSE '{GOOD}' END "
         f"ELSE '{BAD}' END"
     )

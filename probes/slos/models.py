@@ -107,6 +107,14 @@ class ServiceLevelObjective(models.Model):
             "runs nobody picked up then. Outside silences, runs nobody picked up (missed slots) count as bad."
         ),
     )
+    exclude_rate_limited = models.BooleanField(
+        _("exclude rate-limited calls"),
+        default=False,
+        help_text=_(
+            "Calls the provider refused for its rate limits or its load (HTTP 429, 529, 503 overloaded) leave the "
+            "denominator. Off, they count as bad, as every failed call does."
+        ),
+    )
     channels = models.ManyToManyField(
         "probes.NotificationChannel",
         blank=True,
@@ -151,11 +159,11 @@ class ServiceLevelObjective(models.Model):
         clean_objective(self)
 
     def condition_fingerprint(self) -> str:
-        """What the stored counts depend on: the good call (thresholds, exclude_silences), what is covered (the
-        targets, the model group's targets as it is now, the regions, or without regions the mix's regions) and
-        whether it is counted at all (enabled). A change of any of these makes the stored counts another
-        objective's (probes.slos.services.objective_saved). A mix's shares and the objective's percent or window
-        only weigh or read the counts, and are not in it."""
+        """What the stored counts depend on: the good call (thresholds, exclude_silences, exclude_rate_limited),
+        what is covered (the targets, the model group's targets as it is now, the regions, or without regions the
+        mix's regions) and whether it is counted at all (enabled). A change of any of these makes the stored counts
+        another objective's (probes.slos.services.objective_saved). A mix's shares and the objective's percent or
+        window only weigh or read the counts, and are not in it."""
         from probes.models import ModelGroup
 
         group = (
@@ -181,6 +189,11 @@ class ServiceLevelObjective(models.Model):
             regions,
             [] if regions else sorted(self.mix or {}),
         ]
+        # Appended only when on: off is how every objective was counted before the field existed, and a fingerprint
+        # that changed for them all would empty every objective's counts on upgrade (reconcile), losing the hours
+        # older than the raw rows a rebuild can recount.
+        if self.exclude_rate_limited:
+            condition.append("exclude_rate_limited")
         return hashlib.sha256(json.dumps(condition).encode()).hexdigest()
 
 

@@ -41,6 +41,7 @@ EDITABLE_FIELDS = (
     "objective_percent",
     "window",
     "exclude_silences",
+    "exclude_rate_limited",
     "channels",
 )
 

@@ -43,7 +43,8 @@ def test_an_objective_is_created_read_listed_changed_and_deleted(client, roles):
     assert sorted(answer["targets"]) == sorted([gpt.pk, claude.pk]) and answer["regions"] == [lima.pk]
     assert answer["model_group"] is None and answer["mix"] == {}
     assert answer["objective_percent"] == 99.5 and answer["window"] == "rolling_30d"
-    assert answer["exclude_silences"] is True and answer["exact_since"] is None
+    assert answer["exclude_silences"] is True and answer["exclude_rate_limited"] is False
+    assert answer["exact_since"] is None
     url = f"{LIST}{answer['id']}/"
     assert send(client, "get", roles.viewer, url).json() == answer
     assert [row["name"] for row in send(client, "get", roles.viewer, LIST).json()["results"]] == ["chat p99"]

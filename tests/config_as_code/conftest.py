@@ -136,6 +136,7 @@ def configured(db, monkeypatch, settings):
         objective_percent="99.95",
         window="calendar_month",
         exclude_silences=False,
+        exclude_rate_limited=True,
         channels=[oncall],
     )
     fast_for_users = ServiceLevelObjectiveFactory(

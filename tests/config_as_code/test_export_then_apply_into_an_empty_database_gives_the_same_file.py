@@ -63,6 +63,7 @@ def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
             "objective_percent": 99.95,
             "window": "calendar_month",
             "exclude_silences": False,
+            "exclude_rate_limited": True,
             "channels": ["oncall"],
         },
         {
@@ -79,6 +80,7 @@ def test_every_kind_is_in_the_file_by_key_and_never_by_id(configured, tmp_path):
             "objective_percent": 99.0,
             "window": "rolling_30d",
             "exclude_silences": True,
+            "exclude_rate_limited": False,
             "channels": [],
         },
     ]

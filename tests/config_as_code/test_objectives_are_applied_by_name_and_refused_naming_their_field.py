@@ -36,7 +36,8 @@ def test_a_hand_written_objective_is_created_from_names_with_the_defaults(config
     assert '+ create objective "gemini"' in run.out
     created = ServiceLevelObjective.objects.get(name="gemini")
     assert [t.name for t in created.targets.all()] == ["gemini-flash"]
-    assert (created.window, created.exclude_silences, created.enabled, created.mix) == ("rolling_30d", True, True, {})
+    assert (created.window, created.exclude_silences, created.exclude_rate_limited) == ("rolling_30d", True, False)
+    assert (created.enabled, created.mix) == (True, {})
     assert float(created.objective_percent) == 99.5
 
 

@@ -82,6 +82,7 @@ def test_a_name_objective_or_window_change_keeps_the_counts(admin_client, counte
         {"total_threshold_ms": "5000"},
         {"degraded_ttft_threshold_ms": ""},
         {"exclude_silences": ""},
+        {"exclude_rate_limited": "on"},
         {"targets": "another target"},
         {"regions": "a region"},
         {"enabled": ""},
