@@ -70,7 +70,7 @@ class WorkloadClass:
 class PrefillFit:
     """TTFT against input tokens, a least-squares line through the classes' medians. The figures are None, and
     reason says why, when fewer than two classes qualify, their inputs are all one size, or the line does not
-    rise."""
+    rise (the slope too: a line that does not rise is no prefill cost)."""
 
     points: int  # the classes the line is drawn through
     slope_ms_per_1k: float | None
@@ -166,9 +166,8 @@ def fit(classes: list[WorkloadClass]) -> PrefillFit:
     per_token = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx  # ms per input token
     intercept = mean_y - per_token * mean_x
     if per_token <= 0:
-        return PrefillFit(
-            n, per_token * 1000, intercept, None, _("time to first token does not grow with the input length")
-        )
+        # A line that does not rise implies no prefill rate, and its slope would read as a (negative) cost.
+        return PrefillFit(n, None, None, None, _("time to first token does not grow with the input length"))
     # per_token ms a token is per_token / 1000 s a token: 1000 / per_token tokens/s, i.e. 1e6 / (ms per 1k).
     return PrefillFit(n, per_token * 1000, intercept, 1000 / per_token)
 
