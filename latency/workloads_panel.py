@@ -68,12 +68,19 @@ def limits_text(region: RegionWorkloads) -> str:
         "ratio": _percent(region.rate_limited_ratio),
         "calls": region.calls,
     }
-    if region.remaining_requests_min is None and region.remaining_tokens_min is None:
+    requests, tokens = region.remaining_requests_min, region.remaining_tokens_min
+    if requests is None and tokens is None:
         return text + _("; the provider reports no rate-limit headroom.")
-    return text + _("; least headroom reported: %(requests)s requests, %(tokens)s tokens.") % {
-        "requests": _number(region.remaining_requests_min),
-        "tokens": _number(region.remaining_tokens_min),
-    }
+    if tokens is None:
+        least = _("%(requests)s requests") % {"requests": _number(requests)}
+    elif requests is None:
+        least = _("%(tokens)s tokens") % {"tokens": _number(tokens)}
+    else:
+        least = _("%(requests)s requests, %(tokens)s tokens") % {
+            "requests": _number(requests),
+            "tokens": _number(tokens),
+        }
+    return text + _("; the least headroom reported: %(least)s.") % {"least": least}
 
 
 def _region_context(region: RegionWorkloads) -> dict:

@@ -165,6 +165,8 @@ def rate_limits_figure(read: Workloads) -> dict:
         meta=time_meta(),
         height=180 + 140 * len(panels),
         xaxis={
+            # Its ticks and title under the lowest panel.
+            "anchor": f"y{len(panels) if len(panels) > 1 else ''}",
             "type": "date",
             "title": {"text": _("time, UTC")},
             "range": [plotly_time(read.since), plotly_time(read.until)],
