@@ -349,8 +349,9 @@ def workers(request: HttpRequest):
 def workloads_no_data(q: WorkloadQuery, read: readings.Workloads) -> str:
     if read.regions:
         return ""
+    # Not empty_window_message: its advice (workers, probes) is the page's own to give, in its other sections.
     f = Selection(target_ids=q.target_ids, region_ids=q.region_ids, since=q.since, until=q.until, window=q.window)
-    return empty_window_message(f)
+    return _("No measurements %(window)s, so no workload figures.") % {"window": window_phrase(f)}
 
 
 def workloads_body(q: WorkloadQuery) -> dict:

@@ -168,7 +168,7 @@ def fit(classes: list[WorkloadClass]) -> PrefillFit:
     if per_token <= 0:
         # A line that does not rise implies no prefill rate, and its slope would read as a (negative) cost.
         return PrefillFit(n, None, None, None, _("time to first token does not grow with the input length"))
-    # per_token ms a token is per_token / 1000 s a token: 1000 / per_token tokens/s, i.e. 1e6 / (ms per 1k).
+    # Units: per_token is in ms a token, i.e. a thousandth of that in seconds a token; its inverse is the rate.
     return PrefillFit(n, per_token * 1000, intercept, 1000 / per_token)
 
 
