@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 from datetime import date, datetime
 from decimal import Decimal
 from functools import partial, wraps
@@ -26,7 +27,8 @@ from latency.access import dashboard_api, may_see_workers
 from latency.charts.distribution import histogram_figure
 from latency.charts.over_time import timeseries_figure, wants_lines
 from latency.charts.real_users import real_users_trace
-from latency.forms import DashboardFilterForm, WorkersForm
+from latency.charts.workloads import prefill_figure, rate_limits_figure
+from latency.forms import DashboardFilterForm, WorkersForm, WorkloadQuery, WorkloadsForm
 from latency.views import (
     METRICS,
     PERCENTILES,
@@ -342,3 +344,38 @@ def workers(request: HttpRequest):
     if may_see_workers(request.user):
         return respond(aggregates.workers(region_ids, timezone.now()))
     return respond(aggregates.region_statuses(region_ids, timezone.now()))
+
+
+def workloads_no_data(q: WorkloadQuery, read: readings.Workloads) -> str:
+    if read.regions:
+        return ""
+    # Not empty_window_message: its advice (workers, probes) is the page's own to give, in its other sections.
+    f = Selection(target_ids=q.target_ids, region_ids=q.region_ids, since=q.since, until=q.until, window=q.window)
+    return _("No measurements %(window)s, so no workload figures.") % {"window": window_phrase(f)}
+
+
+def workloads_body(q: WorkloadQuery) -> dict:
+    """/api/workloads' answer: the readings of probes.readings.workloads as they are (rows per target x region,
+    each with its workload classes, prefill fit, cache figures and rate-limit buckets) and the target page's two
+    figures."""
+    read = readings.workloads(q.target_ids, q.since, q.until, region_ids=q.region_ids)
+    return {
+        "since": read.since,
+        "until": read.until,
+        "bucket_s": int(read.bucket.total_seconds()),
+        "regions": [asdict(region) for region in read.regions],
+        "figures": {"prefill": prefill_figure(read), "rate_limits": rate_limits_figure(read)},
+        "no_data": workloads_no_data(q, read),
+    }
+
+
+@dashboard_api
+def workloads(request: HttpRequest):
+    """Workload readings per target x region: ?target=<id> (repeatable, required), region=<slug> (repeatable),
+    window or since / until as the dashboard's, at most 7 days (raw rows)."""
+    form = WorkloadsForm(request.GET, now=timezone.now())
+    try:
+        q = form.result()
+    except BadParameter as exc:
+        return respond({"error": str(exc), "param": exc.param}, status=400)
+    return respond(workloads_body(q))

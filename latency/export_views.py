@@ -1,7 +1,7 @@
 """/export/*.csv: thin async views over the domain's CSV generators.
 
-Each view reads its filters through latency.forms.ExportFilterForm, hands
-them to a generator (probes.exports.measurements, .regions or .realusers)
+Each view reads its filters through latency.forms.ExportFilterForm (workloads.csv: WorkloadsForm, /api/workloads'
+own), hands them to a generator (probes.exports.measurements, .regions, .realusers or .workloads)
 and streams what it yields within
 the export slots' cap (probes.exports.responses). Who may export is
 latency.access's rule.
@@ -18,12 +18,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from latency.access import measurement_export
-from latency.forms import ExportFilterForm, RealUsersExportForm
+from latency.forms import ExportFilterForm, RealUsersExportForm, WorkloadQuery, WorkloadsForm
 from probes.exports import ExportFilters, filename
 from probes.exports.measurements import filtered_csv
 from probes.exports.realusers import real_users_csv
 from probes.exports.regions import region_csv
 from probes.exports.responses import csv_response
+from probes.exports.workloads import workloads_csv
 from probes.readings import BadParameter
 
 
@@ -61,3 +62,18 @@ async def real_users(request: HttpRequest) -> HttpResponse:
     except BadParameter as exc:
         return bad_parameter(exc)
     return csv_response(real_users_csv(f), filename(f"real-users-{f.bucket}", f))
+
+
+def _workload_query(request: HttpRequest) -> WorkloadQuery:
+    return WorkloadsForm(request.GET, now=timezone.now()).result()
+
+
+@measurement_export
+async def workloads(request: HttpRequest) -> HttpResponse:
+    """/api/workloads' parameters (latency.forms.WorkloadsForm): a row per target x region x workload class."""
+    try:
+        q = await sync_to_async(_workload_query)(request)
+    except BadParameter as exc:
+        return bad_parameter(exc)
+    name = filename("workloads", ExportFilters(since=q.since, until=q.until))
+    return csv_response(workloads_csv(q.target_ids, q.since, q.until, q.region_ids), name)

@@ -22,6 +22,7 @@ A bound form keeps what was typed, so a page can show a mistake in place
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django import forms
@@ -51,6 +52,7 @@ from probes.readings.selection import (
     BadParameter,
 )
 from probes.readings.selection import Selection as Filters
+from probes.readings.workloads import MAX_WINDOW as MAX_WORKLOADS_WINDOW
 from probes.timeparse import parse_when
 
 MAP_LAYERS = ("synthetic", "real", "both")
@@ -588,6 +590,87 @@ class WorkersForm(ParamsForm):
 
     def build(self) -> list[int]:
         return self.cleaned_data["region"]
+
+
+@dataclass(frozen=True)
+class WorkloadQuery:
+    """What the workload readings are asked for (probes.readings.workloads)."""
+
+    target_ids: list[int]
+    region_ids: list[int]
+    since: datetime
+    until: datetime
+    window: str  # the preset, or "custom"
+
+
+# The workloads' window when none is given: long prompts are probed less often than short ones.
+WORKLOADS_DEFAULT_WINDOW = "24h"
+
+
+class WorkloadsForm(DashboardFilterForm):
+    """/api/workloads, /export/workloads.csv and the target page's workloads: target (ids, repeatable, at least
+    one; "all" is refused, since these are raw reads), region (slugs, repeatable, or "all"), and the dashboard's
+    window, since and until, at most MAX_WORKLOADS_WINDOW long (default WORKLOADS_DEFAULT_WINDOW)."""
+
+    target = Ids(Target)
+    percentile = None
+    metric = None
+    over_time = None
+    layer = None
+    pool = None
+    map_target = None
+
+    def __init__(self, data, *, now: datetime) -> None:
+        data = data if data is not None else QueryDict()
+        if not any(Values().value_from_datadict(data, None, name) for name in ("window", "since", "until")):
+            given = data
+            data = QueryDict(mutable=True)
+            for name in given:
+                data.setlist(name, Values().value_from_datadict(given, None, name))
+            data["window"] = WORKLOADS_DEFAULT_WINDOW
+        super().__init__(data, now=now)
+
+    def clean(self):
+        data = super().clean()
+        if "target" not in self.errors and not data.get("target"):
+            self.add_error("target", _("target is required: give a target id"))
+        since, until = data.get("since"), data.get("until")
+        if isinstance(since, datetime) and isinstance(until, datetime) and until - since > MAX_WORKLOADS_WINDOW:
+            name = "since" if data.get("window") == "custom" else "window"
+            self.add_error(
+                name,
+                _(
+                    "%(param)s: workload readings are read from raw measurements, so the window is at most "
+                    "%(days)d days; choose a shorter one"
+                )
+                % {"param": name, "days": MAX_WORKLOADS_WINDOW.days},
+            )
+        return data
+
+    @cached_property
+    def selected(self) -> dict:
+        """The window as the section's form shows it: cleaned when valid, else as typed."""
+        valid = self.is_valid()
+
+        def last(name: str, default: str) -> str:
+            typed = self.typed(name)
+            return typed[-1] if typed else default
+
+        return {
+            "window": self.cleaned_data["window"] if valid else last("window", WORKLOADS_DEFAULT_WINDOW),
+            "since": last("since", ""),
+            "until": last("until", ""),
+        }
+
+    def build(self) -> WorkloadQuery:  # type: ignore[override]
+        data = self.cleaned_data
+        return WorkloadQuery(
+            target_ids=data["target"],
+            region_ids=data.get("region", []),
+            since=data["since"],
+            until=data["until"],
+            window=data["window"],
+        )
 
 
 def dashboard_filters(params, now: datetime) -> Filters:

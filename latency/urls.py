@@ -46,11 +46,13 @@ urlpatterns = [
     path("api/table", api.table, name="api-table"),
     path("api/workers", api.workers, name="api-workers"),
     path("api/real-users", api.real_users, name="api-real-users"),
+    path("api/workloads", api.workloads, name="api-workloads"),
     # Prometheus: its bearer token or a signed-in session (latency.access.metrics_reader).
     path("metrics", metrics_views.metrics, name="metrics"),
     path("export/measurements.csv", export_views.measurements, name="export-measurements"),
     path("export/regions.csv", export_views.regions, name="export-regions"),
     path("export/real-users.csv", export_views.real_users, name="export-real-users"),
+    path("export/workloads.csv", export_views.workloads, name="export-workloads"),
     path("export/slo-report.csv", slo_views.report_csv, name="export-slo-report"),
     # Public, key-authenticated and csrf_exempt: other sites' pages send it (latency.rum_views).
     path("rum/v1/beacon", rum_views.beacon, name="rum-beacon"),

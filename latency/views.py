@@ -20,7 +20,7 @@ from django.utils.text import capfirst
 from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
-from latency import charts, labels
+from latency import charts, labels, workloads_panel
 from latency import real_users as real_user_panel
 from latency.access import dashboard_page, may_read_incidents, may_see_errors, may_see_workers, visible_rows
 from latency.forms import REAL_USER_MIX_WINDOWS, DashboardFilterForm, MixForm, RegionPageFilterForm
@@ -390,7 +390,9 @@ def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
             target_ids=[target.id],
         ),
         "show_target": False,
+        "workloads": (workloads := workloads_panel.panel(request, target.id, now)),
+        "workload_windows": [(w, WINDOW_LABELS[w]) for w in workloads_panel.PANEL_WINDOWS],
     }
     if may_read_incidents(user):
         context.update(silence_context(request, target.id, reverse("target", args=[target.id]), timezone.now()))
-    return render(request, "dashboard/target.html", context)
+    return render(request, "dashboard/target.html", context, status=400 if workloads["error"] else 200)

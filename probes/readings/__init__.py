@@ -61,6 +61,11 @@ Facade (a Selection in, typed rows out; see rows.py):
                             with the TTFT histogram (probes.tally) -> [Tally]
     region_rows(now)        regions with place, status, last heartbeat, live workers -> [RegionRow]
                             (latest.py: what /metrics reads)
+    workloads(target_ids, since, until, region_ids=, bucket=)
+                            per target x region: each workload class's calls and median TTFT and input tokens, the
+                            prefill slope (ms per 1k input tokens) and rate, the cache saving and hit ratio, the
+                            rate-limited share and headroom over time -> Workloads (workloads.py: raw rows, at
+                            most 7 days)
 
 The percentile, one definition. The q-quantile of n values is the value of
 rank ceil(q * n) (at least 1) in ascending order: nearest rank, with q * n
@@ -168,6 +173,15 @@ from probes.readings.summaries import (
     summary,
     table,
 )
+from probes.readings.workloads import (
+    CacheFigures,
+    PrefillFit,
+    RateBucket,
+    RegionWorkloads,
+    WorkloadClass,
+    Workloads,
+    workloads,
+)
 
 
 def recent(target_id: int, limit: int = 100, *, failures: bool = False) -> list[dict]:
@@ -183,17 +197,23 @@ __all__ = [
     "TRAILING_QUANTILES",
     "TRAILING_WINDOWS",
     "BadParameter",
+    "CacheFigures",
     "IncidentHistory",
     "IncidentRow",
     "LatestResult",
+    "PrefillFit",
+    "RateBucket",
     "RegionHealth",
     "RegionRow",
+    "RegionWorkloads",
     "Selection",
     "SilenceRow",
     "Tally",
     "TimelineRow",
     "WindowQuantile",
     "WorkerRow",
+    "WorkloadClass",
+    "Workloads",
     "active_silences",
     "bucket_rows",
     "bucket_size",
@@ -238,4 +258,5 @@ __all__ = [
     "updates",
     "window_quantiles",
     "worker_rows",
+    "workloads",
 ]

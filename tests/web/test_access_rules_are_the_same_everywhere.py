@@ -32,8 +32,13 @@ RULES = {
     ("may view measurements", True): {"page": OPEN, "api": OPEN, "export": OPEN, "websocket": OPEN},
 }
 PAGES = ("/", "/regions/access-region/", "/targets/{target}/", "/where/?share-access-region=1")
-API = ("/api/meta", "/api/overview", "/api/table", "/api/real-users")
-EXPORTS = ("/export/measurements.csv", "/export/regions.csv", "/export/real-users.csv")
+API = ("/api/meta", "/api/overview", "/api/table", "/api/real-users", "/api/workloads?target={target}")
+EXPORTS = (
+    "/export/measurements.csv",
+    "/export/regions.csv",
+    "/export/real-users.csv",
+    "/export/workloads.csv?target={target}",
+)
 CASES = [(visitor, public, door) for (visitor, public), doors in RULES.items() for door in doors]
 
 
