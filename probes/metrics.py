@@ -144,7 +144,7 @@ EXACT: dict[float, Decimal] = {q: Decimal(str(q)) for q in PERCENTILES.values()}
 
 # The SQL condition of a row (alias `m`, or none) that may give latency samples: not refused for capacity
 # (probes.engine.result.REFUSED). Every reader and rollup that buckets or ranks a metric's values applies it, so a
-# burst of fast 429s never pulls a percentile down.
+# burst of quick refusals (HTTP 429 answers) never pulls a percentile down.
 def latency_row_sql(alias: str = "") -> str:
     a = f"{alias}." if alias else ""
     return f"{a}outcome NOT IN ({', '.join(repr(o) for o in REFUSED)})"
