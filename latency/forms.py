@@ -37,6 +37,7 @@ from django.utils.translation import gettext_lazy
 from latency.charts.over_time import OVER_TIME_FORMS
 from probes import readings
 from probes.engine.result import OUTCOMES
+from probes.engine.workloads import WORKLOADS
 from probes.exports import BUCKETS, DEFAULT_BUCKET, DEFAULT_RANGE, ExportFilters
 from probes.exports.realusers import REAL_USER_BUCKETS
 from probes.models import Probe, Region, Target
@@ -243,7 +244,8 @@ class ParamsForm(forms.Form):
 class DashboardFilterForm(ParamsForm):
     """The dashboard's filters (pages and /api/*): target (ids, repeatable,
     or "all"), region (slugs, repeatable, or "all"), window (a preset, or
-    custom with since and optional until), percentile, metric; and how the
+    custom with since and optional until), percentile, metric, workload
+    (one of probes.engine.workloads; blank: every workload); and how the
     time series is drawn (over_time: heatmap or lines; absent, the chart
     decides from the number of regions chosen)."""
 
@@ -261,6 +263,8 @@ class DashboardFilterForm(ParamsForm):
     # figure keeps targets apart (latency.per_target).
     pool = Once(choices=POOL_CHOICES)
     map_target = MapTarget()
+    # One workload's figures (probes.readings.workload); absent or blank: every workload.
+    workload = Once(choices=WORKLOADS)
 
     def clean(self):
         data = super().clean()
@@ -309,6 +313,7 @@ class DashboardFilterForm(ParamsForm):
             metric=data["metric"],
             percentile=PERCENTILES[data["percentile"]],
             window=data["window"],
+            workload=data.get("workload") or "",
         )
 
     @cached_property
@@ -338,6 +343,7 @@ class DashboardFilterForm(ParamsForm):
             "layer": (data.get("layer") or DEFAULT_LAYER) if valid else last("layer", DEFAULT_LAYER),
             "pool": bool(data.get("pool")) if valid else bool(self.typed("pool")),
             "map_target": str(data.get("map_target") or "") if valid else last("map_target", ""),
+            "workload": (data.get("workload") or "") if valid else last("workload", ""),
         }
 
     def query_without(self, *names: str) -> str:
@@ -685,8 +691,8 @@ def export_filters(params, now: datetime) -> ExportFilters:
 
 
 class LeaderboardForm(DashboardFilterForm):
-    """A model group's leaderboard (/models/<id>/ and the API's leaderboard): the dashboard's window, metric
-    and percentile (the ranking), and where from: one region (a slug), a traffic mix (mix=slug:share,...,
+    """A model group's leaderboard (/models/<id>/ and the API's leaderboard): the dashboard's window, metric,
+    percentile (the ranking) and workload, and where from: one region (a slug), a traffic mix (mix=slug:share,...,
     shares as on /where/, normalised), or neither (every region)."""
 
     target = None
@@ -743,5 +749,6 @@ class LeaderboardForm(DashboardFilterForm):
             metric=data["metric"],
             percentile=PERCENTILES[data["percentile"]],
             window=data["window"],
+            workload=data.get("workload") or "",
         )
         return f, data.get("region"), data.get("mix") or {}

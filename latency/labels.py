@@ -13,6 +13,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from probes import metrics
+from probes.engine.workloads import WORKLOADS as WORKLOAD_NAMES
 
 LABELS: dict[str, Promise] = {
     "ttft": _("Time to first token"),
@@ -49,6 +50,27 @@ SHORT: dict[str, Promise] = {
     "itl_p95": _("ITL p95"),
     "itl_max": _("ITL max"),
 }
+
+# Workloads (probes.engine.workloads) as the selectors and the pages' "which workload" line name them.
+WORKLOADS: dict[str, Promise] = {
+    "short": _("short prompt"),
+    "prompt_1k": _("prompt of about 1k tokens"),
+    "prompt_10k": _("prompt of about 10k tokens"),
+    "prompt_100k": _("prompt of about 100k tokens"),
+    "cached_pair": _("cached pair (10k-token prompt, cache warm)"),
+}
+
+
+def workload(name: str) -> str:
+    """'prompt of about 100k tokens', translated; 'All workloads' for an empty name (the name when unknown)."""
+    if not name:
+        return str(_("All workloads"))
+    return str(WORKLOADS.get(name, name))
+
+
+def workload_options() -> list[tuple[str, str]]:
+    """(value, label) of the workload selector: every workload (empty), then each one in probes.engine's order."""
+    return [(name, workload(name)) for name in ("", *WORKLOAD_NAMES)]
 
 
 def label(name: str) -> str:

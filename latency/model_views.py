@@ -10,10 +10,10 @@ from django.utils import timezone
 from latency import labels
 from latency.access import dashboard_page
 from latency.forms import LeaderboardForm
-from latency.views import METRICS, PERCENTILES, WINDOWS
+from latency.views import METRICS, PERCENTILES, WINDOWS, workload_context
 from probes import metrics, readings
 from probes.models import ModelGroup, Region
-from probes.readings.selection import BadParameter
+from probes.readings.selection import BadParameter, Selection
 
 
 @dashboard_page
@@ -32,6 +32,7 @@ def model_group(request: HttpRequest, group_id: int) -> HttpResponse:
     form = LeaderboardForm(request.GET, now=timezone.now())
     error = None
     rows: list = []
+    f: Selection | None = None
     grid: list = []
     try:
         f, region, shares = form.result()
@@ -70,5 +71,6 @@ def model_group(request: HttpRequest, group_id: int) -> HttpResponse:
         "metric_label": labels.label(metric.name),
         "unit": metric.unit,
         "percentile": selected["percentile"],
+        **workload_context(form, f),
     }
     return render(request, "dashboard/model_group.html", context, status=400 if error else 200)

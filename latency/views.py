@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 from django.utils.text import capfirst
 from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
@@ -191,6 +192,17 @@ def export_query(selected: dict) -> str:
     return query.urlencode()
 
 
+def workload_context(form: DashboardFilterForm, f: Selection | None) -> dict:
+    """The workload selector's options, the workload the page shows (by name, for the "workload shown" line) and,
+    when one is chosen and valid, the query part links add to keep it (latency.forms: workload)."""
+    chosen = f.workload if f is not None else ""
+    return {
+        "workloads": labels.workload_options(),
+        "workload_label": labels.workload(chosen),
+        "workload_query": urlencode({"workload": chosen}) if chosen else "",
+    }
+
+
 def _filters(form: DashboardFilterForm) -> tuple[Selection | None, dict | None]:
     """(filters, None), or (None, the error the page shows) for a bad parameter."""
     try:
@@ -254,6 +266,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         # The health line: what the ingest could not store (kept as dead letters).
         "rejected_recently": deadletters.recent_count(timezone.now()),
         "open_incidents": markers(request),
+        **workload_context(form, f),
     }
     return render(request, "dashboard/overview.html", context, status=400 if error else 200)
 
@@ -297,6 +310,7 @@ def region_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         # Every target of the region in one panel: each sentence names its target.
         "show_target": True,
+        **workload_context(form, f),
     }
     return render(request, "dashboard/region.html", context, status=400 if error else 200)
 
@@ -353,6 +367,7 @@ def where_users_are(request: HttpRequest) -> HttpResponse:
         "real_users_calls": int(sum(shares.values())) if used and not error else 0,
         "real_users_min": readings.real_users.min_samples(),
         "real_users_choice": (form.typed("real_users") or ["7d"])[-1],
+        **workload_context(form, f),
     }
     return render(request, "dashboard/where.html", context, status=400 if error else 200)
 

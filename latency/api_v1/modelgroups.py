@@ -16,6 +16,7 @@ from latency.api_v1.forms import parsed
 from latency.api_v1.rows import number, when
 from latency.forms import LeaderboardForm
 from probes import readings
+from probes.engine.workloads import WORKLOADS
 from probes.models import ModelGroup, Target
 from probes.readings.selection import METRIC_CHOICES, PERCENTILES, WINDOW_CHOICES
 
@@ -71,6 +72,7 @@ class LeaderboardSerializer(serializers.Serializer):
     metric = serializers.ChoiceField(choices=METRIC_CHOICES, help_text="The ranking metric.")
     percentile = serializers.ChoiceField(choices=tuple(PERCENTILES), help_text="The ranking percentile.")
     region = serializers.CharField(allow_null=True, help_text="The region's slug; null for a mix or every region.")
+    workload = serializers.CharField(allow_null=True, help_text="The workload ranked; null for every workload.")
     rows = LeaderboardRowSerializer(many=True)
 
 
@@ -86,6 +88,7 @@ LEADERBOARD_PARAMETERS = [
     _param("mix", "A traffic mix instead of a region: slug:share pairs, comma-separated (normalised)."),
     _param("metric", "The ranking metric (default ttft).", METRIC_CHOICES),
     _param("percentile", "The ranking percentile (default p50).", tuple(PERCENTILES)),
+    _param("workload", "One workload's calls only (default: every workload).", WORKLOADS),
 ]
 
 
@@ -107,6 +110,7 @@ class ModelGroupViewSet(ConfigViewSet):
             "metric": f.metric,
             "percentile": f.percentile_label,
             "region": region,
+            "workload": f.workload or None,
             "rows": rows,
         }
         return Response(LeaderboardSerializer(body).data)

@@ -21,6 +21,7 @@ from latency.api_v1.forms import AggregateForm, IncidentForm, MeasurementForm, W
 from latency.api_v1.pagination import MeasurementCursorPagination
 from probes import readings
 from probes.engine.result import OUTCOMES
+from probes.engine.workloads import WORKLOADS
 from probes.models import Incident, Measurement, Worker
 from probes.readings.incidents import STATES
 from probes.readings.selection import METRIC_CHOICES, PERCENTILES, WINDOW_CHOICES, Selection
@@ -47,6 +48,7 @@ SELECTION_PARAMETERS = [
     _param("until", f"End of a custom window (default: now). {TIME}"),
     _param("metric", "The metric (default ttft).", enum=METRIC_CHOICES),
     _param("percentile", "The percentile (default p50).", enum=tuple(PERCENTILES)),
+    _param("workload", "One workload's calls only (default: every workload).", enum=WORKLOADS),
 ]
 
 

@@ -101,6 +101,10 @@ hours from the series blocks inside a day (3 h and 12 h,
 probes.rollups.hour_blocks), tiled by plan.hour_tiles, hourly rollups for
 the rest.
 
+Workloads (workload.py): a Selection's workload narrows raw rows by their own
+workload and rollups by the probes that now have it; a reading of one never
+uses region rollups, which merge every probe of a region.
+
 Slot time (slots.py): raw rows are partitioned by day of scheduled_for, read
 by started_at. Every read of raw rows adds to its started_at bounds the
 scheduled_for bounds probes.slot_time's rule implies (the same rows, from the

@@ -23,6 +23,15 @@ from probes.readings.rank import exact, rank_sql
 from probes.readings.rows import Reading
 from probes.readings.selection import RAW_MAX
 from probes.readings.slots import started_in_literals, started_in_params
+from probes.readings.workload import row_sql
+
+
+def narrowed(column: str, alias: str = "") -> str:
+    """A narrow's column as SQL: a column itself, but workload as the row's workload with NULL read as short
+    (probes.readings.workload)."""
+    if column == "workload":
+        return row_sql(alias)
+    return f"{alias}.{column}" if alias else column
 
 
 def read_raw(
@@ -33,7 +42,8 @@ def read_raw(
     metrics: tuple[str, ...],
     raw_values: tuple[str, ...] = (),
 ) -> None:
-    """Add the raw rows of the given intervals to the readings in `out`.
+    """Add the raw rows of the given intervals to the readings in `out`. narrow: column -> values (none or empty:
+    all), workload among the columns (narrowed).
 
     Intervals of at most VALUES_MAX in all (a raw window; a long window's
     raw edges: its first partial hour and the current one), and any with
@@ -55,7 +65,7 @@ def read_raw(
     for column, values in narrow.items():
         if values:
             params[f"in_{column}"] = list(values)
-            where.append(f"{column} = ANY(%(in_{column})s)")
+            where.append(f"{narrowed(column)} = ANY(%(in_{column})s)")
     g = ", ".join(group_by)
     n = len(group_by)
     table = Measurement._meta.db_table
@@ -112,7 +122,7 @@ def _read_raw_values(
     for column, values in narrow.items():
         if values:
             params[f"in_{column}"] = list(values)
-            where.append(f"{column} = ANY(%(in_{column})s)")
+            where.append(f"{narrowed(column)} = ANY(%(in_{column})s)")
     g = ", ".join(group_by)
     n = len(group_by)
     # Each value as its 8 bytes (float8send: big-endian, bit for bit), one run per group and column, read by
@@ -167,23 +177,32 @@ def raw_series(
     intervals: Iterable[tuple[datetime, datetime]],
     targets: list[int] | None,
     regions: list[int],
+    probes: list[int] | None = None,
+    workload: str = "",
 ) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, q-quantile, at) from raw rows,
     grouped in SQL; exact nearest rank (probes.readings.rank). at: the mean
     started_at of the bucket's rows. targets None: every target, with no
-    condition on them (see window.read_window)."""
+    condition on them (see window.read_window). probes: these probes only
+    (None or empty: all); workload: rows of this workload only (empty: all)."""
     column = latency_sql(BY_NAME[metric].column)
     params = {
         "size": size,
         "origin": EPOCH,
         "targets": targets,
         "regions": regions,
+        "probes": probes,
+        "workload": workload,
         "q50": exact(0.5),
         "q95": exact(0.95),
         "q": exact(q),
     }
     ranges = started_in_params(intervals, params, "r")
     by_target = "" if targets is None else "target_id = ANY(%(targets)s) AND "
+    if probes:
+        by_target += "probe_id = ANY(%(probes)s) AND "
+    if workload:
+        by_target += f"{row_sql()} = %(workload)s AND "
     picks = ", ".join(f"vals[{rank_sql(f'%({name})s', 'n')}]" for name in ("q50", "q95", "q"))
     sql = f"""
         SELECT b, region_id, samples, {picks}, to_timestamp(at)

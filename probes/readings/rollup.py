@@ -25,6 +25,7 @@ from probes.readings import side_by_side
 from probes.readings.picks import merged_percentiles, parsed_entries
 from probes.readings.plan import EPOCH, UNIX, Coverage
 from probes.readings.slots import started_in_params
+from probes.readings.workload import row_sql
 from probes.rollups.periods import hour_runs, sample_seconds_sql
 
 
@@ -257,6 +258,26 @@ def _series_sql(
     return totals, hists, raw_keys
 
 
+@dataclass(frozen=True)
+class SeriesNarrow:
+    """What else a time series reads besides its targets and regions: probes (None: every probe), a workload
+    (empty: every workload) and, with a workload, the probes whose rollups it reads (those that now have it:
+    probes.readings.workload; an empty list reads none). Raw rows are narrowed by their own workload, the rows
+    taken away from a bucket's first hour (minus) by the rollups' probes, since those are the rows they counted."""
+
+    probes: list[int] | None = None
+    workload: str = ""
+    workload_probes: list[int] | None = None
+
+    @property
+    def rolled(self) -> list[int] | None:
+        """The probes whose rollups are read (None: every probe)."""
+        return self.workload_probes if self.workload else self.probes
+
+
+EVERY = SeriesNarrow()
+
+
 def _raw_part(
     metric: str,
     raw: list[tuple],
@@ -264,10 +285,11 @@ def _raw_part(
     regions: list[int],
     params: dict[str, Any],
     minus: Sequence[tuple[datetime, datetime]] = (),
+    narrow: SeriesNarrow = EVERY,
 ) -> tuple[str, str, str | None] | None:
     """_series_sql's raw argument for raw rows of the intervals, targets (None: every target, with no
     condition on them: see read_window) and regions (params filled in), those of `minus` counted -1 (the sign
-    expression; None without minus)."""
+    expression; None without minus), narrowed as `narrow` says."""
     if not raw and not minus:
         return None
     params["edges"] = SQL_EDGES
@@ -277,6 +299,17 @@ def _raw_part(
         + "m.region_id = ANY(%(raw_regions)s) AND "
         + started_in_params([*raw, *minus], params, "raw", "m")
     )
+    if narrow.probes:
+        params["raw_probes"] = narrow.probes
+        where += " AND m.probe_id = ANY(%(raw_probes)s)"
+    if narrow.workload:
+        params["raw_workload"], params["minus_probes"] = narrow.workload, narrow.rolled or []
+        own = f"{row_sql('m')} = %(raw_workload)s"
+        if minus:
+            within = started_in_params(minus, params, "minus", "m")
+            where += f" AND CASE WHEN {within} THEN m.probe_id = ANY(%(minus_probes)s) ELSE {own} END"
+        else:
+            where += f" AND {own}"
     sign = None
     if minus:
         sign = f"CASE WHEN {started_in_params(minus, params, 'minus', 'm')} THEN -1 ELSE 1 END"
@@ -330,14 +363,18 @@ def rollup_series(
     raw: Sequence[tuple] = (),
     minus: Sequence[tuple[datetime, datetime]] = (),
     blocks: Sequence[tuple[int, datetime]] = (),
+    narrow: SeriesNarrow = EVERY,
 ) -> list[tuple]:
     """(bucket, region_id, samples, p50, p95, q-quantile, at) from hourly
     rollups (see _series_sql) and the series blocks inside a day of `blocks` ((span in hours, start), each inside
     one time bucket: probes.rollups.hour_blocks), and the raw rows of `raw` counted into the
     same buckets, those of `minus` taken away. at: the mean of the hours' midpoints weighted by their
     samples (a rollup keeps no finer time; a block's sample_seconds holds that sum over its hours), and of the raw
-    rows' started_at; series() clips it to the bucket's part inside the window."""
-    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions}
+    rows' started_at; series() clips it to the bucket's part inside the window. narrow: probes and workload
+    (SeriesNarrow)."""
+    params = {"size": size, "origin": EPOCH, "targets": targets, "regions": regions, "probes": narrow.rolled}
+    # An empty list of probes reads no rollup (a workload no probe has now), None every probe's.
+    by_probe = "" if narrow.rolled is None else " AND {}.probe_id = ANY(%(probes)s)"
     hist = _hist_field(metric)
     runs = hour_runs(hours)
     # The two tables' rows as one relation r of (region_id, t, samples, seconds, the histogram); with one part
@@ -352,6 +389,7 @@ def rollup_series(
             f"({sample_seconds_sql('h')})::float8 AS seconds, h.{hist} "
             f"FROM {HourlyRollup._meta.db_table} h "
             f"WHERE h.target_id = ANY(%(targets)s) AND h.region_id = ANY(%(regions)s) AND {ranges}"
+            + by_probe.format("h")
         )
     if blocks:
         params["spans"], params["starts"] = [span for span, _ in blocks], [start for _, start in blocks]
@@ -360,10 +398,10 @@ def rollup_series(
             f"SELECT s.region_id, s.start AS t, s.samples, s.sample_seconds AS seconds, s.{hist} "
             f"FROM {SeriesRollup._meta.db_table} s "
             "WHERE (s.span_hours, s.start) IN (SELECT * FROM unnest(%(spans)s::int[], %(starts)s::timestamptz[])) "
-            "AND s.target_id = ANY(%(targets)s) AND s.region_id = ANY(%(regions)s)"
+            "AND s.target_id = ANY(%(targets)s) AND s.region_id = ANY(%(regions)s)" + by_probe.format("s")
         )
     rows = "(" + " UNION ALL ".join(parts) + ")"
-    raw_part = _raw_part(metric, list(raw), targets, regions, params, minus)
+    raw_part = _raw_part(metric, list(raw), targets, regions, params, minus, narrow)
     sqls = _series_sql(rows, "t", "sum(r.seconds)", hist, "TRUE", raw_part)
     return _run_series(sqls, q, params)
 

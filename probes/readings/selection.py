@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from django.utils.translation import gettext as _
 
 from probes import metrics
+from probes.readings.workload import CHOICES as WORKLOAD_CHOICES
 
 WINDOWS = {
     "15m": timedelta(minutes=15),
@@ -50,9 +51,11 @@ def aware(when: datetime) -> datetime:
 @dataclass
 class Selection:
     """What to read. Empty target_ids / region_ids / probe_ids / outcomes
-    mean all; [since, until) is half-open. probe_ids and outcomes are
-    honoured by the regions.csv rows (buckets.py; outcomes are read from raw
-    rows, since rollups count every outcome); the dashboard sets neither."""
+    mean all; [since, until) is half-open. probe_ids are honoured by every
+    reader; outcomes by the regions.csv rows (buckets.py; outcomes are read
+    from raw rows, since rollups count every outcome). workload: one of
+    probes.engine.workloads, or empty for every workload (probes.readings.workload
+    says how rows and rollups are narrowed to one)."""
 
     target_ids: list[int] = field(default_factory=list)
     region_ids: list[int] = field(default_factory=list)
@@ -67,6 +70,7 @@ class Selection:
     window: str = "custom"
     probe_ids: list[int] = field(default_factory=list)
     outcomes: list[str] = field(default_factory=list)
+    workload: str = ""
 
     def __post_init__(self) -> None:
         if self.since is None or self.until is None:
@@ -86,6 +90,11 @@ class Selection:
         if self.window not in WINDOW_CHOICES:
             raise BadParameter(
                 "window", _("window must be one of %(choices)s") % {"choices": ", ".join(WINDOW_CHOICES)}
+            )
+        if self.workload and self.workload not in WORKLOAD_CHOICES:
+            raise BadParameter(
+                "workload",
+                _("workload must be one of %(choices)s") % {"choices": ", ".join(WORKLOAD_CHOICES)},
             )
         self.target_ids = list(self.target_ids)
         self.region_ids = list(self.region_ids)

@@ -28,11 +28,12 @@ from probes.readings.plan import (
 )
 from probes.readings.plan import bucket_size as _bucket_size
 from probes.readings.raw import raw_series
-from probes.readings.rollup import region_series, rollup_series
+from probes.readings.rollup import EVERY, SeriesNarrow, region_series, rollup_series
 from probes.readings.rows import SeriesRow, TargetSeriesRow
 from probes.readings.selection import Selection
 from probes.readings.summaries import _regions, _scope, _targets
 from probes.readings.window import SPLIT_MIN
+from probes.readings.workload import probe_ids as workload_probes
 from probes.rollups.catalogue import in_use
 from probes.rollups.periods import HOUR, SERIES_HOUR_GRAINS
 
@@ -61,11 +62,13 @@ def _rolled(
     regions: list[int],
     partial: frozenset[datetime] = frozenset(),
     minus: list[tuple[datetime, datetime]] | None = None,
+    narrow: SeriesNarrow = EVERY,
 ) -> list[tuple]:
     """The series rows of some buckets from their marked hours' rollups, plus
     the raw rows of `raw` counted into the same histograms (tails among them:
     (start, end, cut)). partial: the hours among `hours` read up to a cut
-    (plan.Coverage.partial). minus: raw rows taken away (plan.SeriesPlan.minus)."""
+    (plan.Coverage.partial). minus: raw rows taken away (plan.SeriesPlan.minus). narrow: the selection's
+    probes and workload (rollup.SeriesNarrow), never with every."""
     if every:
         # Each bucket's hours tiled by the region rollup blocks inside it: one
         # 3 h or 12 h row per region and bucket instead of one per probe,
@@ -88,7 +91,7 @@ def _rolled(
     if grains:
         tiles, loose = marked_tiles([h for h in flat if h not in partial], HOUR, grains)
         flat = sorted([*loose, *(h for h in flat if h in partial)])
-    return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or (), tiles)
+    return rollup_series(f.metric, f.percentile, size, flat, targets, regions, raw, minus or (), tiles, narrow)
 
 
 # Marked hours from which a time series' rolled-up buckets are read in two halves (_rolled_halves).
@@ -155,8 +158,14 @@ def series(f: Selection) -> list[SeriesRow]:
     hours' marks."""
     size = bucket_size(f)
     targets, regions = _scope(f)
-    # Every target: region rollups hold them all, whatever the ids.
-    every = not f.target_ids and in_use("region")
+    # Every target: region rollups hold them all, whatever the ids; but every probe and workload too, so a
+    # selection of probes or of a workload reads per-probe rollups (probes.readings.workload).
+    every = not f.target_ids and not f.probe_ids and not f.workload and in_use("region")
+    narrow = SeriesNarrow(
+        probes=f.probe_ids or None,
+        workload=f.workload,
+        workload_probes=workload_probes(f.workload, f.probe_ids) if f.workload else None,
+    )
     found = []
     with reporting_reads():
         sp = SeriesPlan(raw=[(f.since, f.until)])
@@ -166,7 +175,14 @@ def series(f: Selection) -> list[SeriesRow]:
         missing: dict[datetime, list[datetime]] = {}
         keys = {}
         if sp.rolled:
-            scope = (f.metric, f.percentile, "every" if every else tuple(targets), tuple(regions), size)
+            scope = (
+                f.metric,
+                f.percentile,
+                "every" if every else tuple(targets),
+                tuple(regions),
+                size,
+                tuple(narrow.rolled or ()) if narrow.rolled is not None else None,
+            )
             keys = {start: ("series", scope, start, plan.fingerprint(hours)) for start, hours in sp.rolled.items()}
             for start, key in keys.items():
                 cached = merge_cache.get(key)
@@ -180,14 +196,16 @@ def series(f: Selection) -> list[SeriesRow]:
         jobs = {}
         raw_targets = None if every else targets
         for i, raw in enumerate(_raw_halves(sp.raw, size) if sp.raw else []):
-            jobs[f"raw{i}"] = partial(raw_series, f.metric, f.percentile, size, raw, raw_targets, regions)
+            jobs[f"raw{i}"] = partial(
+                raw_series, f.metric, f.percentile, size, raw, raw_targets, regions, narrow.probes, f.workload
+            )
         for i, part in enumerate(_rolled_halves(missing) if missing else []):
-            jobs[f"rolled{i}"] = partial(_rolled, f, size, part, [], every, targets, regions)
+            jobs[f"rolled{i}"] = partial(_rolled, f, size, part, [], every, targets, regions, narrow=narrow)
         if sp.mixed:
             hours = {start: marked for start, (marked, _) in sp.mixed.items()}
             raw = merge_intervals([part for _, parts in sp.mixed.values() for part in parts])
             jobs["mixed"] = partial(
-                _rolled, f, size, hours, raw, every, targets, regions, frozenset(plan.partial), sp.minus
+                _rolled, f, size, hours, raw, every, targets, regions, frozenset(plan.partial), sp.minus, narrow
             )
         results = dict(zip(jobs, side_by_side.run(list(jobs.values())), strict=True))
         found += results.get("raw0", []) + results.get("raw1", [])

@@ -78,6 +78,9 @@ def _read(
         # rollups the rest when grouped by region (window.read_window).
         every_target=every_target,
         every_region=every_region,
+        # Every figure of the selection reads its probes and its workload alone (probes.readings.workload).
+        probe_ids=f.probe_ids or None,
+        workload=f.workload,
     )
 
 

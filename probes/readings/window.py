@@ -30,6 +30,7 @@ from probes.readings.plan import (
 from probes.readings.raw import read_raw
 from probes.readings.rollup import DENSE_GROUPS_MAX, RolledCounts, rollup_counts
 from probes.readings.rows import Reading
+from probes.readings.workload import probe_ids as workload_probes
 from probes.rollups.catalogue import in_use
 
 # Raw columns whose values a reading can keep as they are (exact statistics).
@@ -50,6 +51,7 @@ def read_window(
     cache: bool = False,
     every_target: bool = False,
     every_region: bool = False,
+    workload: str = "",
 ) -> dict[tuple, Reading]:
     """Merged histograms per group over [since, until): series rollup blocks
     for runs of complete days (all 24 hours marked) inside the window
@@ -78,7 +80,11 @@ def read_window(
     every target and region, a window's raw minutes walked the (target,
     region, started_at) index once per pair, several times the buffers of a
     walk by region and started_at alone. A raw read of one target
-    keeps both conditions, so walks only that target's entries."""
+    keeps both conditions, so walks only that target's entries.
+
+    workload: one workload's figures (probes.readings.workload: raw rows by
+    their own workload, rollups by the probes that now have it, never region
+    rollups); empty: every workload."""
     allowed = {"region_id", "target_id", "probe_id"}
     if not set(group_by) <= allowed:
         raise ValueError(f"group_by must use {sorted(allowed)}")
@@ -91,18 +97,29 @@ def read_window(
     if raw_values and rollups:
         raise ValueError("raw_values needs rollups=False: rollups keep histograms, not values")
 
-    narrow = {"target_id": None if every_target else target_ids, "probe_id": probe_ids, "region_id": region_ids}
+    narrow: dict[str, list | None] = {
+        "target_id": None if every_target else target_ids,
+        "probe_id": probe_ids,
+        "region_id": region_ids,
+    }
     rolled_narrow: dict[str, list[int] | None] = {
         "target_id": None if every_target else target_ids,
         "probe_id": probe_ids,
         "region_id": None if every_region else region_ids,
     }
+    # The rows a reading takes away from its first hour are those its rollups counted: narrowed as they are.
+    minus_narrow = dict(narrow)
+    if workload:
+        rolled_narrow["probe_id"] = minus_narrow["probe_id"] = workload_probes(workload, probe_ids)
+        narrow["workload"] = [workload]
+    # No probe has the workload now: no rollup counts it (an empty list would narrow nothing), raw rows may.
+    rolling = not workload or bool(rolled_narrow["probe_id"])
     with reporting_reads():
         plan = coverage(since, until, rollups=rollups, head=True)
         # Days (or blocks of a day and more) and loose hours (shorter blocks)
         # are merged (and cached) apart: the hours at a sliding window's
         # edges change every hour, the days once a day.
-        if every_target and not probe_ids and group_by == ("region_id",) and in_use("region"):
+        if every_target and not probe_ids and not workload and group_by == ("region_id",) and in_use("region"):
             rolled_narrow = {"region_id": rolled_narrow["region_id"]}
             tiles = ladder_tiles(since, until, plan.covered_hours)
             parts = [
@@ -140,10 +157,11 @@ def read_window(
         jobs: list[Callable[[], Any]] = [
             partial(_raw_part, half, group_by, narrow, metrics, raw_values) for half in halves
         ]
-        if plan.minus:
-            jobs.append(partial(_raw_part, plan.minus, group_by, narrow, metrics, ()))
+        minus_intervals = plan.minus if rolling else []
+        if minus_intervals:
+            jobs.append(partial(_raw_part, minus_intervals, group_by, minus_narrow, metrics, ()))
         for part in parts:
-            if not (part.hours or part.blocks or part.spans):
+            if not rolling or not (part.hours or part.blocks or part.spans):
                 continue
             merged = key = None
             if cache:
@@ -158,7 +176,7 @@ def read_window(
         out, *read_parts = side_by_side.run(jobs)
         for _ in halves[1:]:
             _add_raw(out, read_parts.pop(0))
-        minus = read_parts.pop(0) if plan.minus else {}
+        minus = read_parts.pop(0) if minus_intervals else {}
         _combine(out, [*merged_parts, *read_parts], minus, metrics)
     return dict(out)
 

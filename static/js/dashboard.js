@@ -66,6 +66,21 @@
     return p.toString();
   }
 
+  // A region page reads the same workload as the table it is reached from.
+  function workloadQuery() {
+    const workload = form.elements.workload ? form.elements.workload.value : "";
+    return workload ? "?" + new URLSearchParams({ workload }).toString() : "";
+  }
+
+  // The "workload shown" line names the chosen option, whose label is already in the reader's language.
+  function syncWorkload() {
+    const select = form.elements.workload;
+    const name = document.getElementById("workload-name");
+    if (select && name && select.selectedIndex >= 0) name.textContent = select.options[select.selectedIndex].text;
+    const mixed = document.getElementById("workload-mixed");
+    if (select && mixed) mixed.hidden = select.value !== "";
+  }
+
   function syncDownloads() {
     for (const a of document.querySelectorAll("a[data-export]")) a.href = a.dataset.export + "?" + exportQuery();
   }
@@ -73,6 +88,7 @@
   function apply() {
     syncCustomRange();
     syncDownloads();
+    syncWorkload();
     // A custom window means nothing until it has a start.
     if (isCustom() && !form.elements.since.value) return;
     history.replaceState(null, "", "?" + params().toString());
@@ -381,7 +397,7 @@
         const cell = tr.insertCell();
         const text = formatCell(key, row[key]);
         if (key === "region" && row.region_slug) {
-          cell.appendChild(link(cfg.region_url.replace("__slug__", encodeURIComponent(row.region_slug)), text));
+          cell.appendChild(link(cfg.region_url.replace("__slug__", encodeURIComponent(row.region_slug)) + workloadQuery(), text));
         } else if (key === "target" && row.target_id) {
           cell.appendChild(link(cfg.target_url.replace("/0/", "/" + row.target_id + "/"), text));
         } else {

@@ -166,6 +166,7 @@ def test_a_bound_form_keeps_what_was_typed_when_it_is_refused(known):
     form = DashboardFilterForm(
         query(
             "window=custom&since=garbage&until=&percentile=p95&metric=ttfb&region=form-far&target=12x&over_time=lines"
+            "&workload=prompt_10k"
         ),
         now=NOW,
     )
@@ -182,6 +183,7 @@ def test_a_bound_form_keeps_what_was_typed_when_it_is_refused(known):
         "layer": "both",
         "pool": False,
         "map_target": "",
+        "workload": "prompt_10k",
     }
 
 
