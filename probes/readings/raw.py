@@ -72,8 +72,8 @@ def read_raw(
     # One scan: each row counted once as itself (metric -1: samples and errors) and once per metric with a
     # value (its bucket). Two statements, one for the counts and one for the buckets, read the same rows
     # twice, and at 100 M rows a long window's raw edges are most of an every-target read.
-    values = (f"({i}, {latency_sql(BY_NAME[m].column)})" for i, m in enumerate(metrics))
-    pairs = ", ".join(["(-1, NULL::float8)", *values])
+    samples = [f"({i}, {latency_sql(BY_NAME[m].column)})" for i, m in enumerate(metrics)]
+    pairs = ", ".join(["(-1, NULL::float8)", *samples])
     counts: dict[tuple, dict[int, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
     with connection.cursor() as cur:
         cur.execute(
