@@ -498,8 +498,9 @@ class MixForm(DashboardFilterForm):
 class ExportFilterForm(ParamsForm):
     """The exports' filters: target, probe (ids), region (slugs) and outcome,
     all repeatable; since and until (ISO 8601 or relative such as 24h;
-    default the last 24 hours, [since, until) half-open); bucket
-    (regions.csv only)."""
+    default the last 24 hours, [since, until) half-open); workload (one of
+    probes.engine.workloads, as the dashboard's; blank: every workload);
+    bucket (regions.csv only)."""
 
     region = RegionSlugs()
     outcome = Outcomes()
@@ -508,6 +509,7 @@ class ExportFilterForm(ParamsForm):
     since = Once()
     target = Ids(Target)
     probe = Ids(Probe)
+    workload = Once(choices=WORKLOADS)
 
     def clean_until(self):
         text = self.cleaned_data["until"]
@@ -544,6 +546,7 @@ class ExportFilterForm(ParamsForm):
             probe_ids=data["probe"],
             region_ids=data["region"],
             outcomes=data["outcome"],
+            workload=data.get("workload") or "",
             # A form without the bucket field (the API's measurement rows, listed one by one) keeps the default.
             **({"bucket": data["bucket"]} if "bucket" in data else {}),
         )
@@ -551,12 +554,14 @@ class ExportFilterForm(ParamsForm):
 
 class RealUsersExportForm(ExportFilterForm):
     """real-users.csv: since, until and target as the other exports; bucket 1h, 1d or all (real users are
-    kept by the hour, so there are no 5-minute buckets). Regions, probes and outcomes are the probes' and do
-    not apply."""
+    kept by the hour, so there are no 5-minute buckets). Regions, probes, outcomes and workloads are the probes'
+    and do not apply."""
 
     region = None
     outcome = None
     probe = None
+    # Real users' calls are not the probes' and have no workload.
+    workload = None
     bucket = Once(choices=REAL_USER_BUCKETS, default=DEFAULT_BUCKET)
 
     def build(self) -> ExportFilters:

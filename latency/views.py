@@ -185,6 +185,8 @@ def export_query(selected: dict) -> str:
     query = QueryDict(mutable=True)
     query.setlist("target", [str(t) for t in selected["targets"]])
     query.setlist("region", selected["regions"])
+    if selected["workload"]:
+        query["workload"] = selected["workload"]
     if selected["window"] == "custom":
         query.update({name: selected[name] for name in ("since", "until") if selected[name]})
     else:

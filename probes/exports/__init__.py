@@ -26,7 +26,9 @@ DEFAULT_RANGE = timedelta(hours=24)
 
 @dataclass
 class ExportFilters:
-    """Empty id/slug/outcome lists mean all; [since, until) is half-open."""
+    """Empty id/slug/outcome lists mean all; [since, until) is half-open. workload: one of
+    probes.engine.workloads, or empty for every workload (probes.readings.workload says which rows and rollups
+    count)."""
 
     since: datetime
     until: datetime
@@ -35,6 +37,7 @@ class ExportFilters:
     region_ids: list[int] = field(default_factory=list)
     outcomes: list[str] = field(default_factory=list)
     bucket: str = DEFAULT_BUCKET
+    workload: str = ""
 
 
 def _utc(when: datetime) -> datetime:

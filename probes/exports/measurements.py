@@ -22,6 +22,7 @@ from probes.exports import ExportFilters
 from probes.exports.csvsafe import header_line, safe_text, utc_iso
 from probes.exports.pgcopy import copy_csv
 from probes.readings.slots import started_in_literals
+from probes.readings.workload import row_composed as workload_sql
 
 MEASUREMENT_COLUMNS = (
     "measured_at",
@@ -72,6 +73,9 @@ def where_clause(f: ExportFilters, alias: str = "m") -> sql.Composed:
     ):
         if values:
             conds.append(sql.SQL("{}.{} = ANY({})").format(a, sql.Identifier(column), sql.Literal(list(values))))
+    if f.workload:
+        # A row by the workload it was sent with, NULL as short (probes.readings.workload).
+        conds.append(sql.SQL("{} = {}").format(workload_sql(alias), sql.Literal(f.workload)))
     return sql.SQL(" AND ").join(conds)
 
 

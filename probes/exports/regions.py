@@ -63,6 +63,7 @@ def selection(f: ExportFilters) -> readings.Selection:
         probe_ids=f.probe_ids,
         region_ids=f.region_ids,
         outcomes=f.outcomes,
+        workload=f.workload,
     )
 
 

@@ -32,6 +32,7 @@ from probes.readings.rolled_buckets import cuts, marks, plan_buckets, rollup_buc
 from probes.readings.rows import BucketRow
 from probes.readings.selection import RAW_MAX, Selection
 from probes.readings.window import read_window
+from probes.readings.workload import probe_ids as workload_probes
 from probes.rollups.periods import HOUR
 
 
@@ -40,7 +41,14 @@ def buckets_are_raw(f: Selection, size: timedelta | None) -> bool:
 
 
 def _narrow(f: Selection) -> dict[str, list]:
-    return {"target_id": f.target_ids, "probe_id": f.probe_ids, "region_id": f.region_ids, "outcome": f.outcomes}
+    return {
+        "target_id": f.target_ids,
+        "probe_id": f.probe_ids,
+        "region_id": f.region_ids,
+        "outcome": f.outcomes,
+        # Raw rows by their own workload (probes.readings.workload).
+        "workload": [f.workload] if f.workload else [],
+    }
 
 
 def bucket_statement(f: Selection, size: timedelta | None) -> sql.Composed:
@@ -51,9 +59,11 @@ def bucket_statement(f: Selection, size: timedelta | None) -> sql.Composed:
 def rollup_bucket_statement(f: Selection, size: timedelta | None) -> sql.Composed:
     """The rollup path in one SELECT (rolled_buckets.rollup_bucket_select: its columns, ROLLED_WIDTH bucket
     indexes), planned bucket by bucket as bucket_rows plans each (partial hours, and the first hour less its rows
-    before the selection, too); reads the rollup marks and cuts once."""
+    before the selection, too); reads the rollup marks and cuts once, and with a workload the probes that have it."""
     plan = plan_buckets(f, list(spans(f, size)), marks(f), cuts(f))
-    return rollup_bucket_select(f, size, plan)
+    # One workload's rollups: those of the probes that have it now (probes.readings.workload).
+    rolled = workload_probes(f.workload, f.probe_ids) if f.workload else None
+    return rollup_bucket_select(f, size, plan, rolled)
 
 
 def spans(f: Selection, size: timedelta | None) -> Iterator[tuple[datetime, datetime, datetime]]:
@@ -78,6 +88,7 @@ def bucket_rows(f: Selection, label: datetime, start: datetime, end: datetime) -
         region_ids=f.region_ids,
         metrics=[m.name for m in REGION_CSV],
         rollups=True,
+        workload=f.workload,
     )
     return [
         BucketRow(

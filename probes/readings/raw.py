@@ -23,7 +23,7 @@ from probes.readings.rank import exact, rank_sql
 from probes.readings.rows import Reading
 from probes.readings.selection import RAW_MAX
 from probes.readings.slots import started_in_literals, started_in_params
-from probes.readings.workload import row_sql
+from probes.readings.workload import row_composed, row_sql
 
 
 def narrowed(column: str, alias: str = "") -> str:
@@ -234,7 +234,8 @@ def bucket_select(
     each probes.metrics.REGION_CSV metric its PERCENTILES, exact nearest
     rank. Literals, not parameters: the statement is run under COPY, which
     takes none. narrow: column -> values (target_id, probe_id, region_id,
-    outcome); an empty list means all.
+    outcome, workload: the row's own, NULL read as short); an empty list
+    means all.
 
     Memory: each group's values are gathered in a sorted array to pick ranks
     from (what percentile_disc sorted too, minus its float rank). Aggregates
@@ -248,7 +249,8 @@ def bucket_select(
     conds = started_in_literals(since, until, "m")
     for column, values in narrow.items():
         if values:
-            conds.append(sql.SQL("m.{} = ANY({})").format(sql.Identifier(column), sql.Literal(list(values))))
+            expr = row_composed("m") if column == "workload" else sql.SQL("m.{}").format(sql.Identifier(column))
+            conds.append(sql.SQL("{} = ANY({})").format(expr, sql.Literal(list(values))))
     aggregates, picks = [], []
     for metric in REGION_CSV:
         col = sql.SQL(latency_sql(metric.column, "m"))

@@ -44,6 +44,7 @@ from probes.readings.plan import marks as plan_marks
 from probes.readings.rank import reached_sql
 from probes.readings.selection import Selection
 from probes.readings.slots import started_in_literals
+from probes.readings.workload import row_composed
 from probes.rollups.periods import HOUR, ceil_hour, floor_hour, hour_runs
 
 _EDGE_LITERAL = SQL_EDGES
@@ -109,21 +110,40 @@ def _narrow(alias: str, f: Selection, columns: tuple[str, ...]) -> list[sql.Comp
     ]
 
 
+def _of_probes(alias: str, probes: list[int]) -> sql.Composed:
+    return sql.SQL("{}.probe_id = ANY({}::bigint[])").format(sql.Identifier(alias), sql.Literal(probes))
+
+
 def _where(conds: list[sql.Composable]) -> sql.Composable:
     return sql.SQL(" AND ").join(conds) if conds else sql.SQL("TRUE")
 
 
-def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -> sql.Composed:
+def rollup_bucket_select(
+    f: Selection, size: timedelta | None, plan: Coverage, rolled_probes: list[int] | None = None
+) -> sql.Composed:
     """One SELECT: b, region_id, target_id, samples, errors, cells, ks. A group of one hourly row with stored
     cells has them in cells (HourlyRollup.percentile_cells) and NULL ks; every other group NULL cells and in ks
     a smallint[] of WIDTH histogram buckets (probes.histogram indexes), each REGION_CSV metric's PERCENTILES in
     that order, NULL where the group has no value of the metric (probes.significant.cells_sql writes them as
     the stored cells are written). Unordered. Literals only (COPY takes no parameters). plan: plan_buckets().
 
+    f.workload narrows as read_window does (probes.readings.workload): the rollups to rolled_probes (required
+    with a workload: the probes that have it now, among f's; an empty list reads no rollup at all), the rows
+    taken away from the head hour (plan.minus) to the same probes, since those are the rows the rollups
+    counted, and every other raw row by its own workload.
+
     The rollup rows are first read narrow (no histogram), to count each group's rows; only the groups that
     need a merge fetch their rows' histograms again, by id. Sorts and hashes here are over hundreds of
     thousands of narrow rows: give the statement a work_mem of tens of MB (probes.exports.regions does)."""
     ids = ("target_id", "probe_id", "region_id")
+    if f.workload and rolled_probes is None:
+        raise ValueError("a workload's rollups need rolled_probes (probes.readings.workload.probe_ids)")
+    rolled_narrow = _narrow("r", f, ids)
+    if f.workload:
+        rolled_narrow = [*_narrow("r", f, ("target_id", "region_id")), _of_probes("r", rolled_probes or [])]
+    # No probe has the workload now: no rollup counts it, so no row is taken away from one either.
+    rolling = not f.workload or bool(rolled_probes)
+    minus_intervals = plan.minus if rolling else []
 
     def bucket(column: sql.Composable) -> sql.Composable:
         if size is None:
@@ -141,7 +161,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             b=bucket(sql.SQL("r.hour")),
             table=table,
             where=where,
-            narrow=_where(_narrow("r", f, ids)),
+            narrow=_where(rolled_narrow),
         )
 
     rolled: list[sql.Composable] = []
@@ -149,12 +169,12 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     # row with stored cells is the only row of its (hour, region, target) (HourlyRollup.percentile_cells), so it
     # is written as it is, read in hour order, without counting its group's rows first.
     alone: sql.Composable = sql.SQL("")
-    if plan.hours:
+    if plan.hours and rolling:
         runs = sql.SQL(" OR ").join(
             sql.SQL("(r.hour >= {} AND r.hour < {})").format(sql.Literal(a), sql.Literal(b))
             for a, b in hour_runs(plan.hours)
         )
-        narrow = _where(_narrow("r", f, ids))
+        narrow = _where(rolled_narrow)
         rest = sql.SQL("")
         if size == HOUR:
             alone = sql.SQL(
@@ -165,7 +185,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
             rest = sql.SQL(" AND r.percentile_cells IS NULL")
         rolled.append(rows_of(hourly, sql.SQL("({}){}").format(runs, rest)))
     loose = sorted([*plan.partial, *([plan.head[0]] if plan.head else [])])
-    if loose:
+    if loose and rolling:
         # Partial hours (probes.readings.plan.Coverage.partial): their rollups count the rows up to a cut, the
         # rest are among the raw rows (a tail); and the head hour, whose rows before the selection are taken
         # away again (minus). So they are never written alone as the marked hours above are, unless a group has
@@ -194,9 +214,20 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
     def any_of(parts: list[sql.Composable]) -> sql.Composable:
         return sql.SQL(" OR ").join(parts) if parts else sql.SQL("FALSE")
 
-    minus = [interval(a, b, []) for a, b in plan.minus]
+    minus = [interval(a, b, []) for a, b in minus_intervals]
     # A row of the head hour before the selection (plan.minus) counts -1: its hour's rollups hold it.
     sign = sql.SQL("CASE WHEN {} THEN -1 ELSE 1 END").format(any_of(minus)) if minus else sql.SQL("1")
+    raw_narrow = _narrow("m", f, ids)
+    if f.workload:
+        own = sql.SQL("{} = {}").format(row_composed("m"), sql.Literal(f.workload))
+        if minus:
+            raw_narrow.append(
+                sql.SQL("CASE WHEN {} THEN {} ELSE {} END").format(
+                    any_of(minus), _of_probes("m", rolled_probes or []), own
+                )
+            )
+        else:
+            raw_narrow.append(own)
     raw = sql.SQL(
         "SELECT {b} AS b, m.region_id, m.target_id, m.outcome, {values}, {sign} AS sign FROM {table} m "
         "WHERE ({intervals}) AND {narrow}"
@@ -207,7 +238,7 @@ def rollup_bucket_select(f: Selection, size: timedelta | None, plan: Coverage) -
         table=sql.Identifier(Measurement._meta.db_table),
         # An interval (start, end, cut) is a partial hour's tail.
         intervals=any_of([*(interval(r[0], r[1], list(r[2:])) for r in plan.raw), *minus]),
-        narrow=_where(_narrow("m", f, ids)),
+        narrow=_where(raw_narrow),
     )
     n = len(REGION_CSV)
     hist_pairs = sql.SQL(", ").join(

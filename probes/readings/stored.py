@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 
+from probes.engine.workloads import SHORT
 from probes.exports import ExportFilters
 from probes.metrics import stored_engine_fields
 from probes.models import Measurement
@@ -34,7 +35,7 @@ def stored_fields() -> tuple[str, ...]:
 
 
 def stored_measurements(f: ExportFilters) -> QuerySet[Measurement, dict[str, Any]]:
-    """Rows of [f.since, f.until) narrowed by f's targets, probes, regions and outcomes, as dicts of
+    """Rows of [f.since, f.until) narrowed by f's targets, probes, regions, outcomes and workload, as dicts of
     stored_fields(); unordered (the caller pages through them in its own order)."""
     rows = Measurement.objects.filter(started_in(f.since, f.until))
     if f.target_ids:
@@ -45,5 +46,11 @@ def stored_measurements(f: ExportFilters) -> QuerySet[Measurement, dict[str, Any
         rows = rows.filter(region_id__in=f.region_ids)
     if f.outcomes:
         rows = rows.filter(outcome__in=f.outcomes)
+    if f.workload:
+        # A row by the workload it was sent with, NULL as short (probes.readings.workload).
+        own = Q(workload=f.workload)
+        if f.workload == SHORT:
+            own |= Q(workload__isnull=True)
+        rows = rows.filter(own)
     names = {"probe_name": F("probe__name"), "target_name": F("target__name"), "region_slug": F("region__slug")}
     return rows.values(*(name for name in stored_fields() if name not in names), **names)

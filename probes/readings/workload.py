@@ -18,6 +18,8 @@ Empty (the default) is every workload, as before workloads were selectable.
 
 from __future__ import annotations
 
+from psycopg import sql
+
 from probes.engine.workloads import SHORT, WORKLOADS
 
 # Empty: every workload.
@@ -29,6 +31,12 @@ def row_sql(alias: str = "") -> str:
     """A raw row's workload in SQL, NULL read as short (see the module)."""
     a = f"{alias}." if alias else ""
     return f"coalesce({a}workload, '{SHORT}')"
+
+
+def row_composed(alias: str = "") -> sql.Composed:
+    """row_sql as a psycopg composition, for the statements run under COPY (literals, no parameters)."""
+    column = sql.SQL("{}.workload").format(sql.Identifier(alias)) if alias else sql.Identifier("workload")
+    return sql.SQL("coalesce({}, {})").format(column, sql.Literal(SHORT))
 
 
 def probe_ids(workload: str, among: list[int] | None = None) -> list[int]:

@@ -58,6 +58,7 @@
     const p = new URLSearchParams();
     for (const t of selectedTargets()) p.append("target", t);
     for (const r of params().getAll("region")) p.append("region", r);
+    if (form.elements.workload && form.elements.workload.value) p.set("workload", form.elements.workload.value);
     if (isCustom()) {
       for (const name of ["since", "until"]) if (form.elements[name].value) p.set(name, form.elements[name].value);
     } else {
