@@ -50,4 +50,6 @@ def stamp(when: datetime) -> str:
 
 
 def filename(what: str, f: ExportFilters) -> str:
-    return f"latency-{what}_{stamp(f.since)}_{stamp(f.until)}.csv"
+    # Two downloads of one window but different workloads must not take each other's name.
+    of = f"-{f.workload}" if f.workload else ""
+    return f"latency-{what}{of}_{stamp(f.since)}_{stamp(f.until)}.csv"

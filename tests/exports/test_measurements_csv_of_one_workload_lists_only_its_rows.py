@@ -45,3 +45,15 @@ async def test_only_the_rows_of_the_workload_are_listed(client, world, workload,
     response, text = await download(client, URL, workload=workload, **RANGE)
     assert response.status_code == 200
     assert sorted((row["probe"], row["workload"]) for row in rows(text)) == sorted(expected)
+
+
+async def test_the_file_is_named_after_its_workload(client, world):
+    named = {}
+    for workload in ("prompt_100k", ""):
+        response, _ = await download(client, URL, workload=workload, **RANGE)
+        named[workload] = response["Content-Disposition"]
+    assert (
+        named["prompt_100k"]
+        == 'attachment; filename="latency-measurements-prompt_100k_20260302T0000Z_20260303T0000Z.csv"'
+    )
+    assert named[""] == 'attachment; filename="latency-measurements_20260302T0000Z_20260303T0000Z.csv"'
