@@ -81,6 +81,8 @@ MIDDLEWARE = [
     # Outermost, so last to see the response: a streamed one hands the request's pooled database connections
     # back before its first byte (latency.pooled). It does nothing to the request.
     "latency.pooled.release_before_streaming",
+    # /healthz and /readyz for orchestrators, before anything that could turn their probe away (latency.health).
+    "latency.health.HealthMiddleware",
     # First to read the request: forwarding headers from anyone but a trusted proxy are dropped
     # before SecurityMiddleware (HTTPS redirect) or axes (client address) read them.
     "probes.proxy.TrustedProxyMiddleware",
