@@ -27,11 +27,19 @@ from latency.env import (
     env_list,
     env_str,
 )
+from probes.conf import secretfiles
 from probes.conf.catalog import RETIRED
 from probes.engine.envpolicy import WorkerEnv
 from probes.proxy import parse_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# Secrets mounted as files (SECRET_KEY_FILE, DATABASE_URL_FILE...: probes.conf.secretfiles), before anything reads
+# their variables.
+try:
+    secretfiles.apply(os.environ)
+except secretfiles.SecretFileError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 DEBUG = env_bool("DEBUG")
 LATENCY_PRODUCTION = env_bool("LATENCY_PRODUCTION")

@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 import os
 import ssl
+from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
-from probes.conf import catalog
-from probes.engine.envpolicy import WorkerEnv
+from probes.conf import catalog, secretfiles
+from probes.engine.envpolicy import PROVIDER_ENV, WorkerEnv, parse_allowlist
 from probes.worker.protocol import SLUG_RE, BadCredential, Credential
 
 # sysexits.h: EX_CONFIG. systemd's RestartPreventExitStatus=78 keeps a
@@ -175,6 +176,17 @@ def load(
 ) -> WorkerConfig:
     """The worker's configuration, or ConfigError with the one line to print."""
     env = os.environ if env is None else env
+    try:
+        # The region key, the broker URL and the providers' keys may be mounted as files (probes.conf.secretfiles):
+        # read into the environment the engine reads them from at each call.
+        allowed = parse_allowlist(env.get(PROVIDER_ENV))
+        found = secretfiles.read(env, lambda name: secretfiles.catalogue_secret(name) or allowed.admits(name))
+    except (secretfiles.SecretFileError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+    if env is os.environ:
+        os.environ.update(found)
+    elif found:
+        env = ChainMap(found, env)
     regions = regions_of(region if region is not None else env.get("LATENCY_REGION"))
     if not 1 <= concurrency <= 2000:
         raise ConfigError("--concurrency must be between 1 and 2000")
