@@ -202,10 +202,15 @@ class Demo:
         self.step(f"mock LLM server on {MOCK_HOST}:{port}", self._wait_port, "mockllm", port)
         from datetime import UTC, datetime
 
-        from devtools.demo_seed import live_incident
+        from devtools.demo_seed import WORKLOAD_TARGET, live_incident
 
         probes = self.step("demo targets and probes", lambda: seed(self.mock_url, regions))
-        self.say("ok", f"{len(probes)} targets, probed every 10 s from {len(slugs)} regions")
+        targets = len({p.target_id for p in probes})
+        self.say(
+            "ok",
+            f"{targets} targets, probed every 10 s from {len(slugs)} regions; {WORKLOAD_TARGET} also with a "
+            "10k-token prompt and a cached pair (its page's Workloads)",
+        )
         from devtools.demo_seed import seed_objectives
 
         # Current before the history loads, so the count after it (probes.slos.counting) counts its rows.

@@ -93,6 +93,15 @@ TARGETS = [
 ]
 
 
+# Issue 50's workloads, live only (the history is the short prompt's): one target also sends a 10k-token prompt and
+# a cached pair, to a mock server that prefills in proportion to the input and keeps a prompt cache, so its page's
+# Workloads section draws a prefill line and a cache saving within minutes of the start. Fewer calls than the short
+# prompt's: each sends a prompt five hundred times as long.
+WORKLOAD_TARGET = "Demo Anthropic-style (Azure North Europe)"
+WORKLOAD_KNOBS = {"prefill_ms_per_1k": 40, "cache": 1}
+# probe name, workload, interval (s)
+WORKLOAD_PROBES = (("demo 10k-token prompt", "prompt_10k", 30), ("demo cached pair", "cached_pair", 60))
+
 # The live incident: from the end of the history (when live probing starts), the mock server answers this target
 # slowly for this region only (a server-side slowdown: the time to first token grows, the network phases do not),
 # for LIVE_INCIDENT_LASTS. The regional rule fires once it has held for its window: a few minutes after the start.
@@ -155,7 +164,8 @@ def seed(mock_base_url: str, regions: list[Region], incident: LiveIncident | Non
     probes = []
     for name, style, path, model, location, lat, lon, knobs in TARGETS:
         staged = incident.knobs() if incident is not None and incident.target == name else {}
-        query = urlencode({**COMMON_KNOBS, **knobs, **staged})
+        workloads = WORKLOAD_KNOBS if name == WORKLOAD_TARGET else {}
+        query = urlencode({**COMMON_KNOBS, **knobs, **workloads, **staged})
         target, _ = Target.objects.update_or_create(
             name=name,
             defaults={
@@ -181,6 +191,20 @@ def seed(mock_base_url: str, regions: list[Region], incident: LiveIncident | Non
         )
         probe.regions.set(regions)
         probes.append(probe)
+        for probe_name, workload, interval in WORKLOAD_PROBES if name == WORKLOAD_TARGET else ():
+            probe, _ = Probe.objects.update_or_create(
+                target=target,
+                name=probe_name,
+                defaults={
+                    "interval_seconds": interval,
+                    "timeout_seconds": DEMO_TIMEOUT_S,
+                    "max_tokens": 64,
+                    "workload": workload,
+                    "enabled": True,
+                },
+            )
+            probe.regions.set(regions)
+            probes.append(probe)
     # One alert rule, so the demo's incidents page has something to judge: TTFT p95 twice its baseline in
     # three regions for ten minutes. No channel: a demo notifies nobody.
     AlertRule.objects.get_or_create(
