@@ -58,8 +58,10 @@ def test_the_links_follow_the_chosen_workload(site, asgi_server, browser_page):
     with page.expect_download() as info:
         link.click()
     with open(info.value.path(), encoding="utf-8") as f:
-        (row,) = list(csv.DictReader(io.StringIO(f.read())))
-    assert (row["target"], row["samples"], row["ttft_p50_ms"]) == ("Groq", str(CALLS["prompt_100k"]), "5000")
+        rows = list(csv.DictReader(io.StringIO(f.read())))
+    # Hourly buckets: the calls can fall on either side of an hour's start, whatever the time the test runs.
+    assert {(row["target"], row["ttft_p50_ms"]) for row in rows} == {("Groq", "5000")}
+    assert sum(int(row["samples"]) for row in rows) == CALLS["prompt_100k"]
 
     page.get_by_label("Workload").select_option("")
     page.wait_for_function("() => !document.getElementById('download-regions').href.includes('workload')")
