@@ -158,6 +158,22 @@ def demo_regions(limit: int | None = None) -> list[Region]:
 
 
 @transaction.atomic
+def _probe(target: Target, name: str, interval_s: int, workload: str, regions: list[Region]) -> Probe:
+    probe, _ = Probe.objects.update_or_create(
+        target=target,
+        name=name,
+        defaults={
+            "interval_seconds": interval_s,
+            "timeout_seconds": DEMO_TIMEOUT_S,
+            "max_tokens": 64,
+            "workload": workload,
+            "enabled": True,
+        },
+    )
+    probe.regions.set(regions)
+    return probe
+
+
 def seed(mock_base_url: str, regions: list[Region], incident: LiveIncident | None = None) -> list[Probe]:
     """Create or update the demo targets and probes; mock_base_url like http://localhost:9100. The incident's
     target gets the knobs that stage it in its URL."""
@@ -179,32 +195,9 @@ def seed(mock_base_url: str, regions: list[Region], incident: LiveIncident | Non
                 "longitude": lon,
             },
         )
-        probe, _ = Probe.objects.update_or_create(
-            target=target,
-            name=DEMO_PROBE_NAME,
-            defaults={
-                "interval_seconds": DEMO_INTERVAL_S,
-                "timeout_seconds": DEMO_TIMEOUT_S,
-                "max_tokens": 64,
-                "enabled": True,
-            },
-        )
-        probe.regions.set(regions)
-        probes.append(probe)
+        probes.append(_probe(target, DEMO_PROBE_NAME, DEMO_INTERVAL_S, "short", regions))
         for probe_name, workload, interval in WORKLOAD_PROBES if name == WORKLOAD_TARGET else ():
-            probe, _ = Probe.objects.update_or_create(
-                target=target,
-                name=probe_name,
-                defaults={
-                    "interval_seconds": interval,
-                    "timeout_seconds": DEMO_TIMEOUT_S,
-                    "max_tokens": 64,
-                    "workload": workload,
-                    "enabled": True,
-                },
-            )
-            probe.regions.set(regions)
-            probes.append(probe)
+            probes.append(_probe(target, probe_name, interval, workload, regions))
     # One alert rule, so the demo's incidents page has something to judge: TTFT p95 twice its baseline in
     # three regions for ten minutes. No channel: a demo notifies nobody.
     AlertRule.objects.get_or_create(

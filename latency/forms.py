@@ -265,13 +265,15 @@ class DashboardFilterForm(ParamsForm):
     map_target = MapTarget()
     # One workload's figures (probes.readings.workload); absent or blank: every workload.
     workload = Once(choices=WORKLOADS)
+    # The window when none is given (neither window nor since nor until).
+    default_window = DEFAULT_WINDOW
 
     def clean(self):
         data = super().clean()
         if any(name in self.errors for name in ("since", "until", "window")):
             return data
         since_text, until_text = data.get("since"), data.get("until")
-        window = data.get("window") or ("custom" if since_text or until_text else DEFAULT_WINDOW)
+        window = data.get("window") or ("custom" if since_text or until_text else self.default_window)
         data["window"] = window
         if window != "custom":
             if since_text or until_text:
@@ -631,15 +633,7 @@ class WorkloadsForm(DashboardFilterForm):
     pool = None
     map_target = None
 
-    def __init__(self, data, *, now: datetime) -> None:
-        data = data if data is not None else QueryDict()
-        if not any(Values().value_from_datadict(data, None, name) for name in ("window", "since", "until")):
-            given = data
-            data = QueryDict(mutable=True)
-            for name in given:
-                data.setlist(name, Values().value_from_datadict(given, None, name))
-            data["window"] = WORKLOADS_DEFAULT_WINDOW
-        super().__init__(data, now=now)
+    default_window = WORKLOADS_DEFAULT_WINDOW
 
     def clean(self):
         data = super().clean()

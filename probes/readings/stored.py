@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, QuerySet
 
-from probes.engine.workloads import SHORT
 from probes.exports import ExportFilters
 from probes.metrics import stored_engine_fields
 from probes.models import Measurement
 from probes.readings.slots import started_in
+from probes.readings.workload import row_q
 
 # What names a row besides the engine's fields; keys of the dicts rows() yields.
 IDENTITY_FIELDS = (
@@ -47,10 +47,6 @@ def stored_measurements(f: ExportFilters) -> QuerySet[Measurement, dict[str, Any
     if f.outcomes:
         rows = rows.filter(outcome__in=f.outcomes)
     if f.workload:
-        # A row by the workload it was sent with, NULL as short (probes.readings.workload).
-        own = Q(workload=f.workload)
-        if f.workload == SHORT:
-            own |= Q(workload__isnull=True)
-        rows = rows.filter(own)
+        rows = rows.filter(row_q(f.workload))  # the workload it was sent with (probes.readings.workload)
     names = {"probe_name": F("probe__name"), "target_name": F("target__name"), "region_slug": F("region__slug")}
     return rows.values(*(name for name in stored_fields() if name not in names), **names)

@@ -18,6 +18,7 @@ Empty (the default) is every workload, as before workloads were selectable.
 
 from __future__ import annotations
 
+from django.db.models import Q
 from psycopg import sql
 
 from probes.engine.workloads import SHORT, WORKLOADS
@@ -37,6 +38,12 @@ def row_composed(alias: str = "") -> sql.Composed:
     """row_sql as a psycopg composition, for the statements run under COPY (literals, no parameters)."""
     column = sql.SQL("{}.workload").format(sql.Identifier(alias)) if alias else sql.Identifier("workload")
     return sql.SQL("coalesce({}, {})").format(column, sql.Literal(SHORT))
+
+
+def row_q(workload: str) -> Q:
+    """The rows of `workload` as an ORM condition: row_sql's rule (NULL read as short) for querysets."""
+    own = Q(workload=workload)
+    return own | Q(workload__isnull=True) if workload == SHORT else own
 
 
 def probe_ids(workload: str, among: list[int] | None = None) -> list[int]:

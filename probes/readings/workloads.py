@@ -190,61 +190,75 @@ def _where(target_ids: list[int], region_ids: list[int], since: datetime, until:
     return f"target_id = ANY(%(targets)s) AND {region_sql} AND {window}", params
 
 
-def _classes(where: str, params: dict) -> dict[tuple[int, int], list[WorkloadClass]]:
+@dataclass(frozen=True)
+class _Read:
+    """A (target, region)'s classes, read with its cached pairs' counts (only the cached_pair class has any)."""
+
+    classes: list[WorkloadClass]
+    cache: CacheFigures
+
+
+def _classes(where: str, params: dict) -> dict[tuple[int, int], _Read]:
+    """Per (target, region): its workload classes and its cached pairs' figures, in one pass over its rows. The
+    region's own totals are the classes' sums, and its least headroom the buckets' least (workloads), so the rows
+    are read twice in all (here and _buckets), not once per figure."""
     table = Measurement._meta.db_table
+    ok = "outcome = %(ok)s"
     with connection.cursor() as cur:
         cur.execute(
             f"""
             SELECT target_id, region_id, workload, count(*),
-                   count(*) FILTER (WHERE outcome = %(ok)s),
+                   count(*) FILTER (WHERE {ok}),
                    count(*) FILTER (WHERE outcome = ANY(%(refused)s)),
-                   percentile_disc(0.5) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE outcome = %(ok)s),
-                   percentile_disc(0.5) WITHIN GROUP (ORDER BY input_tokens) FILTER (WHERE outcome = %(ok)s)
+                   percentile_disc(0.5) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE {ok}),
+                   percentile_disc(0.5) WITHIN GROUP (ORDER BY input_tokens) FILTER (WHERE {ok}),
+                   count(*) FILTER (WHERE {ok} AND warm_ttft_ms IS NOT NULL AND ttft_ms IS NOT NULL),
+                   percentile_disc(0.5) WITHIN GROUP (ORDER BY warm_ttft_ms - ttft_ms) FILTER (WHERE {ok}),
+                   count(*) FILTER (WHERE {ok} AND cached_input_tokens IS NOT NULL),
+                   count(*) FILTER (WHERE {ok} AND cached_input_tokens > 0)
             FROM {table}
             WHERE {where}
             GROUP BY target_id, region_id, workload
             """,
             params,
         )
-        out: dict[tuple[int, int], list[WorkloadClass]] = defaultdict(list)
-        for target_id, region_id, workload, calls, ok, refused, ttft, tokens in cur.fetchall():
-            out[(target_id, region_id)].append(
+        found: dict[tuple[int, int], list[WorkloadClass]] = defaultdict(list)
+        caches: dict[tuple[int, int], CacheFigures] = {}
+        for target_id, region_id, workload, calls, oks, refused, ttft, tokens, *cache in cur.fetchall():
+            found[(target_id, region_id)].append(
                 WorkloadClass(
                     workload=workload,
                     calls=calls,
-                    ok=ok,
+                    ok=oks,
                     rate_limited=refused,
                     rate_limited_ratio=_ratio(refused, calls),
                     ttft_p50_ms=ttft,
                     input_tokens_p50=None if tokens is None else float(tokens),
                 )
             )
-    for rows in out.values():
+            if workload == CACHED_PAIR:
+                saving_n, saving, reported, hits = cache
+                caches[(target_id, region_id)] = CacheFigures(
+                    calls=oks,
+                    saving_n=saving_n,
+                    saving_p50_ms=saving,
+                    reported=reported,
+                    hits=hits,
+                    hit_ratio=_ratio(hits, reported),
+                )
+    out = {}
+    for key, rows in found.items():
         rows.sort(key=lambda c: (_ORDER.get(c.workload or "", len(_ORDER)), c.workload or ""))
+        out[key] = _Read(rows, caches.get(key, NO_CACHED_PAIRS))
     return out
 
 
-def _per_region(where: str, params: dict) -> dict[tuple[int, int], tuple]:
-    table = Measurement._meta.db_table
-    cached_ok = "outcome = %(ok)s AND workload = %(cached_pair)s"
-    with connection.cursor() as cur:
-        cur.execute(
-            f"""
-            SELECT target_id, region_id, count(*),
-                   count(*) FILTER (WHERE outcome = ANY(%(refused)s)),
-                   min(ratelimit_remaining_requests), min(ratelimit_remaining_tokens),
-                   count(*) FILTER (WHERE {cached_ok}),
-                   count(*) FILTER (WHERE {cached_ok} AND warm_ttft_ms IS NOT NULL AND ttft_ms IS NOT NULL),
-                   percentile_disc(0.5) WITHIN GROUP (ORDER BY warm_ttft_ms - ttft_ms) FILTER (WHERE {cached_ok}),
-                   count(*) FILTER (WHERE {cached_ok} AND cached_input_tokens IS NOT NULL),
-                   count(*) FILTER (WHERE {cached_ok} AND cached_input_tokens > 0)
-            FROM {table}
-            WHERE {where}
-            GROUP BY target_id, region_id
-            """,
-            params,
-        )
-        return {(row[0], row[1]): row[2:] for row in cur.fetchall()}
+NO_CACHED_PAIRS = CacheFigures(calls=0, saving_n=0, saving_p50_ms=None, reported=0, hits=0, hit_ratio=None)
+
+
+def _least(values: list[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
 
 
 def _buckets(where: str, params: dict, size: timedelta) -> dict[tuple[int, int], list[RateBucket]]:
@@ -290,14 +304,14 @@ def workloads(
         return Workloads(since, until, size, ())
     where, params = _where(target_ids, region_ids or [], since, until)
     classes = _classes(where, params)
-    regional = _per_region(where, params)
     buckets = _buckets(where, params, size)
     targets = dict(Target.objects.filter(id__in=target_ids).values_list("id", "name"))
-    regions = {r.id: r for r in Region.objects.filter(id__in={key[1] for key in regional})}
+    regions = {r.id: r for r in Region.objects.filter(id__in={key[1] for key in classes})}
     out = []
-    for (target_id, region_id), row in regional.items():
-        calls, refused, requests, tokens, cached, saving_n, saving, reported, hits = row
-        own = classes.get((target_id, region_id), [])
+    for (target_id, region_id), read in classes.items():
+        calls = sum(c.calls for c in read.classes)
+        refused = sum(c.rate_limited for c in read.classes)
+        steps = buckets.get((target_id, region_id), [])
         region = regions[region_id]
         out.append(
             RegionWorkloads(
@@ -308,19 +322,12 @@ def workloads(
                 calls=calls,
                 rate_limited=refused,
                 rate_limited_ratio=_ratio(refused, calls),
-                remaining_requests_min=requests,
-                remaining_tokens_min=tokens,
-                classes=tuple(own),
-                fit=fit(own),
-                cache=CacheFigures(
-                    calls=cached,
-                    saving_n=saving_n,
-                    saving_p50_ms=saving,
-                    reported=reported,
-                    hits=hits,
-                    hit_ratio=_ratio(hits, reported),
-                ),
-                rate_limits=tuple(buckets.get((target_id, region_id), ())),
+                remaining_requests_min=_least([b.remaining_requests_min for b in steps]),
+                remaining_tokens_min=_least([b.remaining_tokens_min for b in steps]),
+                classes=tuple(read.classes),
+                fit=fit(read.classes),
+                cache=read.cache,
+                rate_limits=tuple(steps),
             )
         )
     out.sort(key=lambda r: (r.target, r.target_id, r.region_name, r.region))
