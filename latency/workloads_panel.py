@@ -123,7 +123,6 @@ def panel(request, target_id: int, now: datetime) -> dict:
         "export_url": (
             f"{reverse('export-workloads')}?{query.urlencode()}" if may_read_measurements(request.user) else ""
         ),
-        "api_url": f"{reverse('api-workloads')}?{query.urlencode()}",
         "error": None,
         "regions": [],
         "figures": None,
