@@ -89,7 +89,7 @@ def _region_context(region: RegionWorkloads) -> dict:
         "name": region.region_name,
         "classes": [
             {
-                "workload": c.workload or _("not recorded"),
+                "workload": c.workload,
                 "calls": c.calls,
                 "ok": c.ok,
                 "rate_limited": _percent(c.rate_limited_ratio),

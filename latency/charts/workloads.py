@@ -21,10 +21,6 @@ def _names(read: Workloads) -> list[str]:
     return [label_text(f"{r.target} · {r.region_name}" if several else r.region_name) for r in read.regions]
 
 
-def _class_name(workload: str | None) -> str:
-    return workload or _("not recorded")
-
-
 def _fit_line(region: RegionWorkloads, xs: list[float]) -> tuple[list[float], list[float]] | None:
     fit = region.fit
     if fit.slope_ms_per_1k is None or fit.intercept_ms is None or fit.prefill_tokens_per_s is None or not xs:
@@ -40,7 +36,7 @@ def prefill_points(region: RegionWorkloads) -> list[tuple[float, float, str, int
     """(input tokens p50, TTFT p50 ms, class, ok calls) of each class the chart draws: cached pairs apart, they
     answer from the cache."""
     return [
-        (c.input_tokens_p50, c.ttft_p50_ms, _class_name(c.workload), c.ok)
+        (c.input_tokens_p50, c.ttft_p50_ms, c.workload, c.ok)
         for c in region.classes
         if c.workload != CACHED_PAIR
         and c.input_tokens_p50 is not None

@@ -39,6 +39,7 @@ from probes.models import Measurement, Region, Target
 from probes.readings.plan import EPOCH
 from probes.readings.selection import BadParameter
 from probes.readings.slots import started_in_params
+from probes.readings.workload import row_sql
 
 # Raw rows only (nothing here is rolled up): a week of one target from every region is what a read may hold.
 MAX_WINDOW = timedelta(days=7)
@@ -48,8 +49,7 @@ MIN_FIT_CALLS = 5
 RATE_BUCKETS = 60
 # The most values one median is taken over that percentile_disc must rank exactly (a call a second for a week).
 MEDIAN_VALUES_MAX = 7 * 24 * 3600
-# Classes in the order a page lists them; a class the engine no longer names (or NULL: rows from before workloads
-# were recorded) after them.
+# Classes in the order a page lists them; a class the engine no longer names after them.
 _ORDER = {name: i for i, name in enumerate(WORKLOADS)}
 
 
@@ -57,7 +57,9 @@ _ORDER = {name: i for i, name in enumerate(WORKLOADS)}
 class WorkloadClass:
     """One workload class of one target from one region."""
 
-    workload: str | None  # None: rows stored before the workload was recorded
+    # A row stored without one (before workloads were recorded) counts as short, as in every other reading
+    # (probes.readings.workload).
+    workload: str
     calls: int
     ok: int
     rate_limited: int  # outcomes in probes.engine.result.REFUSED (429, 529 / 503 overloaded)
@@ -207,7 +209,7 @@ def _classes(where: str, params: dict) -> dict[tuple[int, int], _Read]:
     with connection.cursor() as cur:
         cur.execute(
             f"""
-            SELECT target_id, region_id, workload, count(*),
+            SELECT target_id, region_id, {row_sql()}, count(*),
                    count(*) FILTER (WHERE {ok}),
                    count(*) FILTER (WHERE outcome = ANY(%(refused)s)),
                    percentile_disc(0.5) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE {ok}),
@@ -218,7 +220,7 @@ def _classes(where: str, params: dict) -> dict[tuple[int, int], _Read]:
                    count(*) FILTER (WHERE {ok} AND cached_input_tokens > 0)
             FROM {table}
             WHERE {where}
-            GROUP BY target_id, region_id, workload
+            GROUP BY 1, 2, 3
             """,
             params,
         )
@@ -248,7 +250,7 @@ def _classes(where: str, params: dict) -> dict[tuple[int, int], _Read]:
                 )
     out = {}
     for key, rows in found.items():
-        rows.sort(key=lambda c: (_ORDER.get(c.workload or "", len(_ORDER)), c.workload or ""))
+        rows.sort(key=lambda c: (_ORDER.get(c.workload, len(_ORDER)), c.workload))
         out[key] = _Read(rows, caches.get(key, NO_CACHED_PAIRS))
     return out
 
