@@ -632,6 +632,8 @@ class WorkloadsForm(DashboardFilterForm):
     layer = None
     pool = None
     map_target = None
+    # The readings are per workload class already: one workload chosen would leave one class and no fit.
+    workload = None
 
     default_window = WORKLOADS_DEFAULT_WINDOW
 
