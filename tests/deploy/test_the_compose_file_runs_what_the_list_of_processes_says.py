@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib
 
 import pytest
 
-from probes.migrations import __path__ as migrations_path
 from tests.deploy.drift import compose_problems, env_problems
 from tests.deploy.manifests import Process, compose, environment_of, processes
 
@@ -20,12 +20,7 @@ SERVICES = DOC["services"]
 
 
 def _seeded_regions() -> list[str]:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("seed_regions", f"{migrations_path[0]}/0002_seed_regions.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return list(module.SLUGS)
+    return list(importlib.import_module("probes.migrations.0002_seed_regions").SLUGS)
 
 
 def test_the_compose_file_runs_every_process_of_the_list_as_the_list_says():
