@@ -5,8 +5,8 @@ figures the Kubernetes manifests' resource requests are set from (deploy/kuberne
 
 Runs against the PostgreSQL and Redis of DATABASE_URL / REDIS_URL (`devtools.embedded run` gives it throwaway
 ones): the list's migrate commands, then web, ingest, scheduler and one region worker with their list commands, as
-tests/deploy runs the units, with a mock LLM server (devtools/mockllm) and the demo's targets probed every 10 s
-from the worker's region, so every process does its work while it is watched. Once each serves (the web answers
+tests/deploy runs the units, with a mock LLM server (devtools/mockllm) and the demo's targets probed from the
+worker's region, so every process does its work while it is watched. Once each serves (the web answers
 /readyz and its pages, the workers say they are ready), it waits --settle seconds with the pages asked for again,
 and prints each process's VmRSS (resident now) and VmHWM (the highest resident) from /proc/PID/status, in MiB,
 and the CPU it used meanwhile (/proc/PID/stat), in cores.
