@@ -133,3 +133,23 @@ def test_altered_manifests_are_caught(altered):
     docs, expected = ALTERED[altered]
     problems = kubernetes_problems(docs, PROCS)
     assert any(expected in problem for problem in problems), problems
+
+
+def test_the_compose_file_and_the_manifests_run_as_the_images_user():
+    """The volumes' and Secrets' files are made readable for user and group 10001: the images' own (their
+    Containerfiles' USER, checked when they are in the checkout)."""
+    from tests.deploy.drift import image_kind
+    from tests.deploy.manifests import DEPLOY, compose
+
+    for name, service in compose()["services"].items():
+        if image_kind(service.get("image", "")) != "other" and name != "init-secrets":
+            assert service["user"] == "10001:10001", name
+    for resource in OVERLAY:
+        spec = resource["spec"]["template"]["spec"] if resource["kind"] in ("Deployment", "Job") else None
+        if spec is not None:
+            context = spec["securityContext"]
+            assert (context["runAsUser"], context["runAsGroup"], context["fsGroup"]) == (10001, 10001, 10001)
+    for containerfile in (DEPLOY.parent / "Containerfile", DEPLOY.parent / "Containerfile.worker"):
+        if containerfile.exists():
+            users = [line.split()[1] for line in containerfile.read_text().splitlines() if line.startswith("USER ")]
+            assert users and users[-1] == "10001:10001", containerfile.name
