@@ -271,7 +271,8 @@ SETTINGS: tuple[Setting, ...] = (
         "Every region runs on one machine with emulated network delay (the demo): every page says so, so the "
         "numbers are never mistaken for real ones. A target without coordinates is emulated as hosted in AWS "
         "us-east-1 (Ashburn, Virginia), and each probe request names its region in an x-emulated-region header.",
-        (SITE,), ACCESS,
+        # The scheduler too: it writes each region's emulated delay and header into the run order.
+        (SITE, SCHEDULER), ACCESS,
     ),
     # --- Retention and maintenance ---------------------------------------------------------------------------
     Setting(

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
 
-from probes.worker.protocol import Credential, PublicKey
+from probes.worker.protocol import BadCredential, Credential, PublicKey
 
 # How long the previous credential keeps working after a rotation unless told
 # otherwise: time to put the new one on the region's hosts and restart them.
@@ -51,6 +51,31 @@ def issue_key(
             note=note[:200],
         )
     return IssuedKey(text, credential.key_id, retired, ends if retired else None)
+
+
+def refusal_of(text: str, region, now: datetime | None = None) -> str | None:
+    """Why the credential `text` would not serve `region` from now on, or None: not a credential, not a key of
+    this region, retired or retiring, or missing a central key in force (a worker holding it could not believe
+    every run order). Never quotes the credential."""
+    from probes.fleet.central import public_keys
+    from probes.models import RegionKey
+
+    now = now or datetime.now(UTC)
+    try:
+        credential = Credential.parse(text, region=region.slug)
+    except BadCredential as exc:
+        return str(exc)
+    key = RegionKey.objects.filter(key_id=credential.key_id).first()
+    if key is None or key.region_id != region.pk:
+        return f"key {credential.key_id} is not a key of region {region.slug}"
+    if key.retires_at is not None:
+        # Retiring after an overlap is as good as retired for a file a worker will read from now on.
+        verb = "was retired" if key.retires_at <= now else "retires"
+        return f"key {credential.key_id} {verb} at {key.retires_at:%Y-%m-%d %H:%M:%S} UTC"
+    missing = {k.key_id for k in public_keys(now)} - set(credential.central_keys())
+    if missing:
+        return f"key {credential.key_id} lacks the central key {sorted(missing)[0]} in force"
+    return None
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,10 @@ def test_the_region_unit_runs_the_console_script_and_it_takes_the_units_options(
     for _, argv in runs:
         assert Path(argv[0]).exists(), f"{argv[0]} is not installed (pyproject.toml [project.scripts])"
         opts = build_parser().parse_args(argv[1:])
-        assert opts.command == "worker" and opts.region == INSTANCE
+        # The region comes from the instance name through the environment, as a container's LATENCY_REGION.
+        assert opts.command == "worker" and opts.region is None
+    env, source = REGION_UNIT.environment()
+    assert (env["LATENCY_REGION"], source["LATENCY_REGION"]) == (INSTANCE, "unit")
     with pytest.raises(SystemExit):
         build_parser().parse_args(["worker", "--region", INSTANCE, "--concurency", "5"])
 

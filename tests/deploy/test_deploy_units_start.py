@@ -62,6 +62,10 @@ class Deployment:
             env["LATENCY_REGION_KEY"] = self.pipeline.region_key(unit.instance)
         if "STATIC_ROOT" in env:
             env["STATIC_ROOT"] = str(self.static_root)
+        if "UVICORN_PORT" in env:
+            # The unit's port (8000) may be taken here: the web listens on a free one, still from the environment.
+            self.web_port = free_port()
+            env["UVICORN_PORT"] = str(self.web_port)
         env["LATENCY_CHANNEL_PREFIX"] = "latency-test"
         return env
 
@@ -70,9 +74,6 @@ class Deployment:
 
     def argv(self, unit: Unit) -> list[str]:
         (argv,) = unit.commands()
-        if "--port" in argv:
-            self.web_port = free_port()
-            argv[argv.index("--port") + 1] = str(self.web_port)
         return argv
 
     def start(self, name: str) -> Proc:

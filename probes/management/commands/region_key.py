@@ -6,15 +6,25 @@ captures it; says on stderr which key it is and until when the region's
 earlier keys are accepted (--overlap, 24h by default; 0 ends them at once).
 The site keeps only the public key: this is the one time the credential is
 shown. `--list` shows keys without secrets, `--retire KEY_ID` ends one now.
+
+`--output FILE` writes the credential to FILE instead (mode 0600, replaced
+whole or not at all), where a container's worker reads it through
+LATENCY_REGION_KEY_FILE; with `--keep`, a FILE already holding a credential the
+site still accepts for the region is left as it is and nothing is issued, so a
+set-up step run on every start (deploy/compose.yaml) issues one key, not one
+per start.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from probes.fleet.keys import DEFAULT_OVERLAP, issue_key
+from probes.fleet.keys import DEFAULT_OVERLAP, issue_key, refusal_of
 from probes.timeparse import parse_duration
 
 _WHEN = "%Y-%m-%d %H:%M:%S UTC"
@@ -51,6 +61,17 @@ class Command(BaseCommand):
             "(default 24h)",
         )
         parser.add_argument("--note", default="", help="a note kept with the key, e.g. which hosts get it")
+        parser.add_argument(
+            "--output",
+            metavar="FILE",
+            help="write the credential to FILE (mode 0600) instead of stdout, for a worker's LATENCY_REGION_KEY_FILE",
+        )
+        parser.add_argument(
+            "--keep",
+            action="store_true",
+            help="with --output: leave FILE as it is, and issue nothing, when it holds a credential the site still "
+            "accepts for the region",
+        )
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument(
             "--list", action="store_true", help="list the region's keys (every region's without SLUG); no secrets"
@@ -75,13 +96,38 @@ class Command(BaseCommand):
         if opts["retire"]:
             self._retire(region, opts["retire"])
             return
+        output = Path(opts["output"]) if opts["output"] else None
+        if opts["keep"] and output is None:
+            raise CommandError("--keep needs --output FILE: the file whose credential is kept")
+        if output is not None and not output.parent.is_dir():
+            raise CommandError(f"--output {output}: the folder {output.parent} does not exist")
         overlap = _overlap(opts["overlap"]) if opts["overlap"] is not None else DEFAULT_OVERLAP
+        if output is not None and opts["keep"]:
+            reason = self._refusal_of_file(output, region)
+            if reason is None:
+                self.stderr.write(f"region {region.slug} ({region.name}): {output} holds a key in force; kept")
+                return
+            self.stderr.write(f"region {region.slug}: a new key for {output}: {reason}")
         issued = issue_key(region, overlap=overlap, note=opts["note"])
-        # stdout: the credential alone, for $(...). Never logged, never stored.
-        self.stdout.write(issued.credential)
+        if output is not None:
+            _write_secret(output, issued.credential)
+        else:
+            # stdout: the credential alone, for $(...). Never logged, never stored.
+            self.stdout.write(issued.credential)
         self.stderr.write(
             f"region {region.slug} ({region.name}): new key {issued.key_id}; {self._earlier(region, issued.key_id)}"
         )
+
+    @staticmethod
+    def _refusal_of_file(path: Path, region) -> str | None:
+        """Why the credential in `path` would not serve `region` now (never quoting it), or None."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return "the file does not exist yet"
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"--output {path}: cannot be read ({type(exc).__name__})") from None
+        return refusal_of(text, region)
 
     def _earlier(self, region, new_key_id: str) -> str:
         from probes.models import RegionKey
@@ -137,3 +183,15 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"{region.slug:<24} {key.key_id:<16}  {key.created_at:{_WHEN}}  {retires:<23}  {in_force}{note}"
                 )
+
+
+def _write_secret(path: Path, text: str) -> None:
+    """`text` into `path`, readable by its owner only; a reader sees the old file or the new one, never a part."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # created 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
