@@ -59,7 +59,7 @@ test: check
 # worker's measurement stored through the central ingest, all in containers.
 test-images: $(STAMP)
 	$(BIN)/python -m devtools.images
-	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest -p no:xdist -m images tests/images $(PYTEST_ARGS)
+	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest -n 0 -m images tests/images $(PYTEST_ARGS)
 
 # Both images in buildah's storage (the base bootstrapped if need be): latency-atlas:$(IMAGE_TAG) (central),
 # latency-atlas-worker:$(IMAGE_TAG) and latency-atlas-demo:$(IMAGE_TAG) (the compose file's demo profile).
