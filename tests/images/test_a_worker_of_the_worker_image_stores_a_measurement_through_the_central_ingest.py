@@ -63,9 +63,11 @@ def test_a_worker_of_the_worker_image_stores_a_measurement_through_the_central_i
     scheduler = central.start("scheduler", [*central_entrypoint, "scheduler"])
 
     stored = wait_for(
-        lambda: running(scheduler)
-        and running(region)
-        and Measurement.objects.filter(probe=probe, region__slug=REGION, outcome="ok").first(),
+        lambda: (
+            running(scheduler)
+            and running(region)
+            and Measurement.objects.filter(probe=probe, region__slug=REGION, outcome="ok").first()
+        ),
         180,
         message="a measurement probed by the worker image and stored by the central image's ingest",
     )
