@@ -69,11 +69,26 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _command_name(pid: int) -> str:
+    """argv[0]'s file name: buildah re-executes itself (/proc/self/exe) as its chroot helper, so the kernel's
+    command name of that helper is not buildah's, its argv[0] is."""
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    except OSError:
+        return ""
+    return Path(argv0.decode(errors="replace")).name
+
+
 def container_process(pid: int) -> int | None:
-    """The container's own process under a `buildah run` (the innermost descendant, below buildah's helpers)."""
-    current, children = pid, _children(pid)
-    while children:
-        current, children = children[0], _children(children[0])
+    """The container's own process under a `buildah run` (pid): the first descendant that is not one of buildah's
+    (`buildah run`, then its chroot helper), the one a runtime would signal. Not deeper: a Celery worker's pool
+    children are its own to stop."""
+    current = pid
+    while _command_name(current).startswith("buildah"):
+        children = _children(current)
+        if not children:
+            return None
+        current = children[0]
     return None if current == pid else current
 
 

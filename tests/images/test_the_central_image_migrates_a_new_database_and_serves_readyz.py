@@ -63,8 +63,9 @@ def test_the_central_image_migrates_a_new_database_and_serves_readyz(built_image
         # names one renders, and the hashed file it names is served.
         status, page = get(port, "/accounts/login/")
         assert status == 200, page[:500]
-        (asset,) = re.findall(rb'href="(/static/[^"]+\.[0-9a-f]{12}\.css)"', page)[:1]
-        assert get(port, asset.decode())[0] == 200
+        assets = re.findall(rb'href="(/static/[^"]+\.[0-9a-f]{12}\.css)"', page)
+        assert assets, page[:2000]
+        assert get(port, assets[0].decode())[0] == 200
         # uvicorn re-raises the SIGTERM once it has shut down, so its log says whether the stop was clean.
         stop(web)
         assert "Finished server process" in web.log(), web.log()
