@@ -81,7 +81,7 @@ def run_forwarding_signals(command: list[str]) -> int:
     """Run a step to its end; a SIGTERM or SIGINT sent to this process (the container's first, the one an
     orchestrator signals) is passed on to it, so a stopped one-shot stops its step rather than orphaning it."""
     try:
-        child = subprocess.Popen(command)
+        child = subprocess.Popen(command, cwd=ROOT)
     except OSError as exc:
         raise EntrypointError(f"cannot start {command[0]}: {exc.strerror}") from None
 
@@ -96,11 +96,11 @@ def run_forwarding_signals(command: list[str]) -> int:
             signal.signal(signum, handler)
 
 
-def run(argv: list[str]) -> int:
-    replace, steps = plan(argv, load())
-    os.chdir(ROOT)
+def run(argv: list[str], processes: dict[str, dict] | None = None) -> int:
+    replace, steps = plan(argv, load() if processes is None else processes)
     if replace:
         (command,) = steps
+        os.chdir(ROOT)
         try:
             os.execvp(command[0], command)
         except OSError as exc:
