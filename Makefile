@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test test-fast check install lock worker-wheelhouse migrate bench bench-slos bench-status clean messages compilemessages settings-docs docs
+.PHONY: demo test test-fast test-images images check install lock worker-wheelhouse migrate bench bench-slos bench-status clean messages compilemessages settings-docs docs
 
 # The locked versions (requirements/dev.txt: the site, the worker and the [dev] extra, with hashes), then the
 # checkout itself, editable, with --no-deps: everything it needs came from the lock.
@@ -47,8 +47,26 @@ demo: $(STAMP)
 # the tests that share an expensive session fixture (the region host's venv) on one worker.
 XDIST ?= 3
 XDIST_ARGS = -n $(XDIST) --dist loadgroup
+# The container images' tests (tests/images) build both images: `make test-images`, not `make test`, unless
+# TEST_MARKERS= (empty) includes them.
+TEST_MARKERS ?= not images
 test: check
-	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(XDIST_ARGS) $(PYTEST_ARGS)
+	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest $(XDIST_ARGS) -m "$(TEST_MARKERS)" $(PYTEST_ARGS)
+
+# The container images (Containerfile, Containerfile.worker) built with buildah and run against the suite's services
+# (tests/images): buildah and mmdebstrap installed from Debian's packages if missing, the Debian base bootstrapped
+# once (cached in ~/.cache/latency-atlas/images), both images built, a migration, the web's /readyz and a region
+# worker's measurement stored through the central ingest, all in containers.
+test-images: $(STAMP)
+	$(BIN)/python -m devtools.images
+	$(BIN)/python -m devtools.embedded run --tests -- $(BIN)/python -m pytest -n 0 -m images tests/images $(PYTEST_ARGS)
+
+# Both images in buildah's storage (the base bootstrapped if need be): latency-atlas:$(IMAGE_TAG) (central),
+# latency-atlas-worker:$(IMAGE_TAG) and latency-atlas-demo:$(IMAGE_TAG) (the compose file's demo profile).
+IMAGE_TAG ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+images: $(STAMP)
+	$(BIN)/python -m devtools.images --central latency-atlas:$(IMAGE_TAG) --worker latency-atlas-worker:$(IMAGE_TAG) \
+		--demo latency-atlas-demo:$(IMAGE_TAG)
 
 # The in-process layer only: no browser, no processes of the tests' own, no deploy units, nothing slow
 # (markers in pyproject.toml, applied in tests/conftest.py).

@@ -52,6 +52,8 @@ FOLDER_MARKS = {
     "regions": ("e2e",),
     # Builds a wheelhouse and installs a region host's venv from it.
     "regions_e2e": ("e2e", "slow"),
+    # Bootstraps a Debian base, builds both images and runs containers of them (`make test-images`).
+    "images": ("images", "e2e", "slow"),
 }
 # A fixture, a test function or a function of its module that it calls, naming one of these, starts processes of
 # its own: a uvicorn (running_site, UvicornServer), Celery workers and the scheduler (Pipeline, the `pipeline`
@@ -116,8 +118,9 @@ def layer_marks(item: pytest.Item) -> set[str]:
 
 
 # Folders whose tests share an expensive session fixture: under `--dist loadgroup` (make test) they run on one
-# xdist worker, which builds it once (regions_e2e: the region host's venv, installed from a wheelhouse).
-XDIST_GROUPS = {"regions_e2e"}
+# xdist worker, which builds it once (regions_e2e: the region host's venv, installed from a wheelhouse; images: the
+# container images).
+XDIST_GROUPS = {"regions_e2e", "images"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
