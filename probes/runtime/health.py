@@ -103,6 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = REQUEST_TIMEOUT_S
 
     def _answer(self, head: bool) -> None:
+        body: dict[str, object]
         if self.path.split("?", 1)[0] == LIVE:
             status, body = 200, {"status": "live"}
         elif self.path.split("?", 1)[0] == READY:
@@ -127,7 +128,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._answer(head=True)
 
-    def log_message(self, format: str, *args) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         # A prober asks every few seconds: its requests would drown the worker's log.
         return
 

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 # After SIGTERM, the most the tick under way may take before the process ends anyway (deploy/processes.toml gives
 # the scheduler 10 s before SIGKILL).
-FORCE_S = 8.0
+FORCE_S = 7.0
 
 
 def _force_exit() -> None:
