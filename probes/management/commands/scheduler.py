@@ -40,14 +40,18 @@ class StoppingBeat(Beat):
 
         from probes.runtime import health
 
+        stopping = threading.Event()
+
         def stop(signum, frame) -> None:
+            if stopping.is_set():
+                return
+            stopping.set()
             health.stopping()
-            if not service._is_shutdown.is_set():
-                service._is_shutdown.set()  # Service.start's loop ends after this tick, then syncs and returns
-                # A daemon: an exit in time must not wait for it.
-                timer = threading.Timer(FORCE_S, _force_exit)
-                timer.daemon = True
-                timer.start()
+            service.stop()  # Service.start's loop ends after the tick under way, then syncs and returns
+            # A daemon: an exit in time must not wait for it.
+            timer = threading.Timer(FORCE_S, _force_exit)
+            timer.daemon = True
+            timer.start()
 
         platforms.signals.update(SIGTERM=stop, SIGINT=stop)
 
