@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
 from probes import geo
+from probes.runtime import health
 from probes.slot_time import SLOT_LATE
 from probes.worker.protocol import ORDER, SCHEMA, region_queue, release, seal_central
 
@@ -296,6 +297,8 @@ class SlotScheduler(beat.Scheduler):
         if wall >= self._next_dispatch or self._next_dispatch - wall > 2 * TICK_SECONDS:
             self._next_dispatch = math.floor(wall) + TICK_SECONDS + DISPATCH_AFTER_S
             self._dispatch()
+        # The loop's heartbeat (/readyz, probes.runtime.health): a tick that does not come back stops it.
+        health.beat()
         return min(delay, max(0.0, self._next_dispatch - time.time()))
 
     def _dispatch(self) -> None:

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -143,6 +144,9 @@ class Proc:
 class TcpProxy:
     """Forwards 127.0.0.1:<port> to a service. `down()` drops every open
     connection and refuses new ones, as a crashed server would; `up()` heals.
+    `stall()` forwards nothing more while keeping every connection open (new
+    ones are let in by the kernel and wait too), as a network partition does:
+    a peer waiting for an answer waits; `resume()` delivers what was held.
     A target host that is a directory is a PostgreSQL unix socket directory
     (the embedded server listens on no TCP port)."""
 
@@ -159,6 +163,7 @@ class TcpProxy:
         self._sel.register(self._listener, selectors.EVENT_READ, None)
         self._pairs: dict[socket.socket, socket.socket] = {}
         self._up = True
+        self._stalled = threading.Event()
         self._stop = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -173,6 +178,12 @@ class TcpProxy:
     def up(self) -> None:
         with self._lock:
             self._up = True
+
+    def stall(self) -> None:
+        self._stalled.set()
+
+    def resume(self) -> None:
+        self._stalled.clear()
 
     def close(self) -> None:
         self._stop = True
@@ -208,6 +219,10 @@ class TcpProxy:
 
     def _run(self) -> None:
         while not self._stop:
+            if self._stalled.is_set():
+                # Not selecting at all: what arrives stays in the kernel's buffers until resume().
+                time.sleep(0.05)
+                continue
             for key, _ in self._sel.select(timeout=0.1):
                 with self._lock:
                     sock = key.fileobj

@@ -87,8 +87,22 @@ FLEET = "Region health"
 ALERTS = "Alerts and notifications"
 REAL_USERS = "Real users"
 REGION = "Region worker"
+PROCESS_HEALTH = "Health endpoints of the workers"
 TARGETS = "What targets may use"
-GROUPS = (SECURITY, DATABASE, BROKER, ACCESS, MAINTENANCE, EXPORTS, FLEET, ALERTS, REAL_USERS, REGION, TARGETS)
+GROUPS = (
+    SECURITY,
+    DATABASE,
+    BROKER,
+    ACCESS,
+    MAINTENANCE,
+    EXPORTS,
+    FLEET,
+    ALERTS,
+    REAL_USERS,
+    REGION,
+    PROCESS_HEALTH,
+    TARGETS,
+)
 
 _DEV_SECRET_TEXT = "a development key (refused in production)"
 
@@ -478,6 +492,27 @@ SETTINGS: tuple[Setting, ...] = (
         "LATENCY_MAX_CLOCK_OFFSET_MS", "float", 5000.0,
         "The largest clock offset against the central site, in milliseconds, a region worker accepts at start.",
         (WORKER,), REGION, minimum=1, maximum=86_400_000,
+    ),
+    # --- Health endpoints of the workers ----------------------------------------------------------------------
+    Setting(
+        "LATENCY_HEALTH_PORT", "int", 0,
+        "The TCP port on which the ingest worker, the scheduler or a region worker answers /healthz and /readyz "
+        "(probes/runtime/health.py); one port per process. Unset or 0: no health server.",
+        (INGEST, SCHEDULER, WORKER), PROCESS_HEALTH, minimum=0, maximum=65535, example="8001",
+        default_text="unset (no health server)",
+    ),
+    Setting(
+        "LATENCY_HEALTH_HOST", "str", "0.0.0.0",
+        "The address the health server listens on: every IPv4 address by default, since an orchestrator probes a "
+        "container by its own address (`::` for every IPv6 and IPv4 address); 127.0.0.1 on a shared host whose "
+        "only prober is local. The answers name no secret.",
+        (INGEST, SCHEDULER, WORKER), PROCESS_HEALTH, example="127.0.0.1",
+    ),
+    Setting(
+        "LATENCY_HEALTH_STALE_SECONDS", "float", 30.0,
+        "A worker is not ready (/readyz 503) when its own loop (a Celery worker's consumer, the scheduler's tick) "
+        "has not beaten for this many seconds.",
+        (INGEST, SCHEDULER, WORKER), PROCESS_HEALTH, minimum=2, maximum=3600,
     ),
     # --- What targets may use --------------------------------------------------------------------------------
     Setting(

@@ -92,13 +92,21 @@ def run_worker(
 
     from celery import signals
 
-    from probes.runtime import install_engine
+    from probes.runtime import celery_health, hand_back_runs, health, install_engine
     from probes.worker import context
     from probes.worker.app import configure
     from probes.worker.heartbeat import Heartbeats
 
+    try:
+        # Answering from the start: /readyz says "not started" through the checks below.
+        health.serve_from_env("consumer", os.environ if env is None else env)
+    except health.HealthConfigError as exc:
+        return refuse(str(exc))
     install_engine(config.probe_env)
     app = configure(config)
+    # The consumer loop's beat for /readyz, and a stop on SIGTERM within the runner's timeout: a probe still in flight
+    # after celery_health.HAND_BACK_S is cancelled and its run handed back to the broker, to be run by the next worker.
+    celery_health.install(app, hand_back=hand_back_runs)
     broker = masked(config.broker_url)
     try:
         with app.connection_for_write() as conn:

@@ -8,6 +8,8 @@ import logging
 import time
 from datetime import UTC, datetime, timedelta
 
+from celery.exceptions import Reject
+
 from probes.worker import context
 from probes.worker.app import app, central_route
 from probes.worker.config import MAX_PROBE_TIMEOUT_S
@@ -47,7 +49,7 @@ def run_slot(self, *args, **kwargs) -> str:
     # Any arguments are accepted and checked by verify_order, so that a
     # malformed or forged order is counted (and its kind logged once), not a traceback.
     from probes.engine import ProbeSpec
-    from probes.runtime import result_batcher, run_probe
+    from probes.runtime import RunHandedBack, result_batcher, run_probe
     from probes.worker.orders import verify_order
 
     queue = (self.request.delivery_info or {}).get("routing_key") or "?"
@@ -74,7 +76,15 @@ def run_slot(self, *args, **kwargs) -> str:
     context.run_started(region)
     try:
         hold_until(scheduled)
-        result = run_probe(spec)
+        try:
+            result = run_probe(spec)
+        except RunHandedBack:
+            # The worker is stopping (probes.runtime.celery_health): the run goes back to its queue, marked
+            # redelivered, so that the next worker runs it however late (see the stale check above).
+            log.info(
+                "handing slot %s of probe %s back to the broker: the worker is stopping", scheduled, message["probe_id"]
+            )
+            raise Reject("the worker is stopping", requeue=True) from None
         payload = {
             "probe_id": message["probe_id"],
             "target_id": message["target_id"],

@@ -8,7 +8,7 @@ The same as:
 
 import socket
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 
 class Command(BaseCommand):
@@ -23,8 +23,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         from probes.celery_app import site_app
+        from probes.runtime import celery_health, health
 
-        site_app().worker_main(
+        try:
+            health.serve_from_env("consumer")
+        except health.HealthConfigError as exc:
+            raise CommandError(str(exc)) from None
+        app = site_app()
+        # The consumer loop's beat for /readyz, and a stop on SIGTERM within the runner's timeout: a batch in hand
+        # is committed before its messages are acknowledged, or left unacknowledged and delivered again.
+        celery_health.install(app)
+        app.worker_main(
             [
                 "worker",
                 "-Q",

@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import threading
 import time
+from concurrent.futures import CancelledError, Future
 from contextlib import AbstractContextManager
 from datetime import datetime
 
@@ -159,11 +160,42 @@ def parse_run_order(args, kwargs) -> tuple[dict, datetime, int]:
     return message, scheduled, interval
 
 
+class RunHandedBack(Exception):
+    """The probe was cancelled by hand_back_runs(): the process is stopping and its run goes back to the broker."""
+
+
+# The probes in flight, which a stopping worker cancels (hand_back_runs) rather than wait for.
+_in_flight: set[Future] = set()
+_in_flight_lock = threading.Lock()
+_handing_back = threading.Event()
+
+
 def run_probe(spec: ProbeSpec) -> Measurement:
+    if _handing_back.is_set():
+        raise RunHandedBack("the worker is stopping")
     future = _probe_portal.get().start_task_soon(_the_engine().measure, spec)
-    # The engine enforces the call's deadline itself; this bound only guards
-    # against a wedged loop.
-    return future.result(timeout=spec.timeout_s + 30)
+    with _in_flight_lock:
+        _in_flight.add(future)
+    try:
+        # The engine enforces the call's deadline itself; this bound only guards
+        # against a wedged loop.
+        return future.result(timeout=spec.timeout_s + 30)
+    except CancelledError:
+        if _handing_back.is_set():
+            raise RunHandedBack("the worker is stopping") from None
+        raise
+    finally:
+        with _in_flight_lock:
+            _in_flight.discard(future)
+
+
+def hand_back_runs() -> int:
+    """Cancel every probe in flight, and any started from now on: their runs raise RunHandedBack, which the run task
+    turns into a rejection back to the broker (probes.worker.tasks). Returns how many were cancelled."""
+    _handing_back.set()
+    with _in_flight_lock:
+        futures = list(_in_flight)
+    return sum(1 for future in futures if future.cancel())
 
 
 _lock = threading.Lock()
