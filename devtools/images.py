@@ -160,14 +160,33 @@ def ensure_base(cache: Path = CACHE) -> str:
     return done
 
 
+def image_id(name: str) -> str | None:
+    done = subprocess.run(
+        ["buildah", "images", "--noheading", "--no-trunc", "--format", "{{.ID}}", name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
 def build(tag: str, containerfile: str = "Containerfile", target: str | None = None) -> None:
-    """`buildah bud` of a Containerfile of the checkout, from the base in storage only (--pull=never)."""
+    """`buildah bud` of a Containerfile of the checkout, from the base in storage only (--pull=never).
+
+    The image the tag named before, if the build changed it, is removed, and with it the cached layers only it
+    used: a build per change of the code would otherwise keep every earlier one in buildah's storage. The layers
+    the new image shares (the base, the locked installs) stay, and so does an image still tagged otherwise."""
+    before = image_id(tag)
     args = ["buildah", "bud", "--isolation", "chroot", "--pull=never", "--layers", "-f", containerfile, "-t", tag]
     if target:
         args += ["--target", target]
     if HOST_CA.exists():
         args += ["--secret", f"id=pip_cert,src={HOST_CA}"]
     _run([*args, "."], cwd=ROOT, timeout=3600)
+    if before is not None and before != image_id(tag):
+        # No --force: an image another tag or a container still uses is kept, and that is no failure here.
+        subprocess.run(["buildah", "rmi", before], capture_output=True, timeout=120, check=False)
 
 
 def image_config(name: str) -> dict:

@@ -1,11 +1,17 @@
 """A region worker of the worker image, given only a broker URL, its region and the region's credential (as a
 mounted secret file), probes the mock LLM server on loopback; the ingest worker and the scheduler of the central
-image store its result: a measurement row signed by that worker. Nothing of the host's checkout runs but the test."""
+image store its result: a measurement row signed by that worker. Nothing of the host's checkout runs but the test.
+The worker container answers an orchestrator's readiness probe on LATENCY_HEALTH_PORT from its consumer's loop."""
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
+
 import pytest
 
+from devtools.embedded import free_port
 from probes.models import Measurement, Worker
 from tests.conftest import CHANNEL_PREFIX
 from tests.images.containers import new_secret_key, secret_file, stop
@@ -20,6 +26,16 @@ def running(proc) -> bool:
     return True
 
 
+def readiness(port: int) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.load(refused)
+    except OSError:
+        return 0, {}
+
+
 def test_a_worker_of_the_worker_image_stores_a_measurement_through_the_central_ingest(
     built_images, containers, services, pipeline, llm_probe, settings, tmp_path
 ):
@@ -28,6 +44,7 @@ def test_a_worker_of_the_worker_image_stores_a_measurement_through_the_central_i
     settings.SECRET_KEY = new_secret_key()
     probe = llm_probe(slug=REGION, interval=10)
     credential = pipeline.region_key(REGION)
+    health_port = free_port()
 
     central_env = {
         "DATABASE_URL": services.database_url(pipeline.db_settings["NAME"]),
@@ -51,6 +68,7 @@ def test_a_worker_of_the_worker_image_stores_a_measurement_through_the_central_i
             "LATENCY_HEARTBEAT_SECONDS": "2",
             # The provider key the tests' targets name (tests/factories.py), as a region's environment gives it.
             "TEST_API_KEY": "sk-test-images",
+            "LATENCY_HEALTH_PORT": str(health_port),
         },
         {"/run/secrets/region-key": secret_file(tmp_path, "region-key", credential)},
     )
@@ -60,6 +78,12 @@ def test_a_worker_of_the_worker_image_stores_a_measurement_through_the_central_i
     wait_for(lambda: running(ingest) and " ready." in ingest.log(), 120, message="the ingest worker to be ready")
     region = worker.start("worker", [*built_images.entrypoint(built_images.worker), "--loglevel", "INFO"])
     wait_for(lambda: running(region) and " ready." in region.log(), 120, message="the region worker to be ready")
+    ready = wait_for(
+        lambda: running(region) and readiness(health_port)[0] == 200 and readiness(health_port),
+        60,
+        message="the worker container's /readyz to answer 200",
+    )
+    assert ready[1].get("status") == "ready", ready
     scheduler = central.start("scheduler", [*central_entrypoint, "scheduler"])
 
     stored = wait_for(
