@@ -297,6 +297,19 @@ def mock_log(server, request_id: str) -> dict:
         return json.load(resp)
 
 
+def streaming_since(server, known: set[str]):
+    """A condition for wait_for: a call the mock LLM server took after `known` (its log's ids when the test began:
+    the session's server holds earlier tests' requests too) has sent its first token and not yet its last byte."""
+
+    def streaming() -> bool:
+        return any(
+            rid not in known and rec["first_token_ns"] is not None and rec.get("last_byte_ns") is None
+            for rid, rec in list(server._log.items())
+        )
+
+    return streaming
+
+
 class ConnectionThread(threading.Thread):
     """Runs fn on a thread, so on a Django connection of its own (closed when fn returns); result() waits up to
     `deadline_s` for it and re-raises its error in the test's thread."""

@@ -11,7 +11,7 @@ import pytest
 
 from probes.models import Measurement
 from probes.worker.protocol import region_queue
-from tests.support import wait_for
+from tests.support import streaming_since, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -41,11 +41,7 @@ def test_a_worker_killed_mid_run_leaves_exactly_one_row_per_slot(tls_fleet, llm_
     known = set(mockllm._log)  # the session's server: requests of earlier tests are in its log too
     tls_fleet.start_scheduler()
 
-    def streaming():
-        return any(
-            rid not in known and rec["first_token_ns"] is not None and rec.get("last_byte_ns") is None
-            for rid, rec in list(mockllm._log.items())
-        )
+    streaming = streaming_since(mockllm, known)
 
     # A run taken (unacknowledged) and its call in the middle of its stream.
     wait_for(lambda: _unacked_slots(client, region_queue(region.slug)), 90, message="a run to be taken")

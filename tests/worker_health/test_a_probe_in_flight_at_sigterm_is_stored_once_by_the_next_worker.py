@@ -13,7 +13,7 @@ import pytest
 
 from probes.models import Measurement
 from probes.worker.protocol import region_queue
-from tests.support import wait_for
+from tests.support import streaming_since, wait_for
 from tests.worker_health.support import sigterm_to_exit, stop_seconds
 
 pytestmark = pytest.mark.timeout(300)
@@ -43,11 +43,7 @@ def test_a_run_in_flight_at_sigterm_is_handed_back_and_stored_once(pipeline, llm
     known = set(mockllm._log)  # the session's server: requests of earlier tests are in its log too
     pipeline.start_scheduler()
 
-    def streaming():
-        return any(
-            rid not in known and rec["first_token_ns"] is not None and rec.get("last_byte_ns") is None
-            for rid, rec in list(mockllm._log.items())
-        )
+    streaming = streaming_since(mockllm, known)
 
     wait_for(lambda: held_slots(pipeline.redis, queue), 90, message="a run to be taken")
     wait_for(streaming, 30, message="the call to be streaming")
