@@ -37,7 +37,8 @@ log = logging.getLogger(__name__)
 
 BEAT_EVERY_S = 1.0
 # After SIGTERM: when the runs still in flight are handed back, and when the process ends whatever still runs.
-# Both well inside the 10 s runners give before SIGKILL (deploy/processes.toml), with room for the exit itself.
+# Both well inside the stop timeout runners give before SIGKILL (deploy/processes.toml: stop_seconds), with room
+# for the exit itself.
 HAND_BACK_S = 5.0
 FORCE_S = 7.0
 

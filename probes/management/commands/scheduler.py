@@ -19,8 +19,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 log = logging.getLogger(__name__)
 
-# After SIGTERM, the most the tick under way may take before the process ends anyway (deploy/processes.toml gives
-# the scheduler 10 s before SIGKILL).
+# After SIGTERM, the most the tick under way may take before the process ends anyway: inside the stop timeout
+# deploy/processes.toml gives the scheduler before SIGKILL.
 FORCE_S = 7.0
 
 
