@@ -59,27 +59,42 @@ def enable_kernel_timestamps(sock: socket.socket) -> bool:
 
 class SocketStream(httpcore.AsyncNetworkStream):
     """Plain TCP; `last_stamp_ns` is the monotonic arrival time of the data
-    most recently returned by `read`."""
+    most recently returned by `read`.
+
+    The socket is drained by a reader callback as soon as the loop polls it,
+    not when the task that parses the data is next run: a kernel stamp covers
+    every segment a read takes (it is the last one's), so a read that comes
+    late also stamps earlier data late. Each read keeps its own stamp in the
+    queue, and the task takes them in order. The reader stays registered for
+    the connection's life (one registration, not one per read) and is paused
+    only while too much is queued, so a peer sending faster than we parse is
+    held back by TCP again, not by our memory.
+    """
+
+    MAX_QUEUED = 4 * READ_SIZE
 
     def __init__(self, sock: socket.socket, kernel_stamps: bool) -> None:
         self._sock = sock
         self._loop = asyncio.get_running_loop()
         self._kernel = kernel_stamps
         self.last_stamp_ns = 0
+        # (stamp_ns, bytes, or the exception a read raised); b"" is the EOF.
+        self._queue: collections.deque[tuple[int, bytes | OSError]] = collections.deque()
+        self._queued = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self._reading = False
+        self._ended = False  # EOF or an error was read: nothing more comes
+        self._start_reading()
 
-    async def _wait_readable(self) -> None:
-        fut: asyncio.Future[None] = self._loop.create_future()
-        fd = self._sock.fileno()
+    def _start_reading(self) -> None:
+        if not self._reading and not self._ended and self._sock.fileno() >= 0:
+            self._loop.add_reader(self._sock.fileno(), self._on_readable)
+            self._reading = True
 
-        def wake() -> None:
-            if not fut.done():
-                fut.set_result(None)
-
-        self._loop.add_reader(fd, wake)
-        try:
-            await fut
-        finally:
-            self._loop.remove_reader(fd)
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._loop.remove_reader(self._sock.fileno())
+            self._reading = False
 
     def _recv_stamped(self, max_bytes: int) -> tuple[bytes, int]:
         """One non-blocking read and its monotonic arrival time; raises
@@ -98,16 +113,61 @@ class SocketStream(httpcore.AsyncNetworkStream):
                     stamp = mono - lag
         return data, stamp
 
+    def _due(self, stamp: int) -> int:
+        """When a read stamped `stamp` is handed over (the delay line puts it later)."""
+        return stamp
+
+    def _on_readable(self) -> None:
+        # One read per callback: the selector is level-triggered, so the loop
+        # calls again while more is waiting, between other tasks' work.
+        item: bytes | OSError
+        try:
+            item, stamp = self._recv_stamped(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            item, stamp = exc, time.perf_counter_ns()
+        self._queue.append((self._due(stamp), item))
+        if isinstance(item, OSError) or not item:
+            self._ended = True
+            self._stop_reading()
+        else:
+            self._queued += len(item)
+            if self._queued > self.MAX_QUEUED:
+                self._stop_reading()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def _wait_due(self, due: int) -> None:
+        """Nothing to wait for: data is handed over as soon as it was read."""
+
     async def recv(self, max_bytes: int) -> bytes:
-        while True:
+        while not self._queue:
+            if self._ended:
+                return b""
+            self._start_reading()
+            self._waiter = self._loop.create_future()
             try:
-                data, self.last_stamp_ns = self._recv_stamped(max_bytes)
-            except (BlockingIOError, InterruptedError):
-                await self._wait_readable()
-                continue
-            except OSError as exc:
-                raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
-            return data
+                await self._waiter
+            finally:
+                self._waiter = None
+        due, item = self._queue[0]
+        await self._wait_due(due)
+        self.last_stamp_ns = due
+        if isinstance(item, OSError):
+            raise httpcore.ReadError(str(item) or type(item).__name__) from item
+        if not item:
+            self._queue.popleft()
+            return b""
+        data = item[:max_bytes] if len(item) > max_bytes else item
+        if len(item) > max_bytes:
+            self._queue[0] = (due, item[max_bytes:])
+        else:
+            self._queue.popleft()
+        self._queued -= len(data)
+        if self._queued <= self.MAX_QUEUED:
+            self._start_reading()
+        return data
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return await self.recv(max_bytes)
@@ -121,6 +181,8 @@ class SocketStream(httpcore.AsyncNetworkStream):
             raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
 
     def _close(self) -> None:
+        self._stop_reading()
+        self._ended = True
         self._sock.close()
 
     async def aclose(self) -> None:
@@ -160,7 +222,9 @@ class SocketStream(httpcore.AsyncNetworkStream):
         if info == "server_addr":
             return self._sock.getpeername()
         if info == "is_readable":
-            return is_socket_readable(self._sock)
+            # Data (or the peer's close) already drained into the queue
+            # counts as readable: the pool must not reuse such a connection.
+            return bool(self._queue) or is_socket_readable(self._sock)
         return None
 
 
@@ -171,111 +235,35 @@ class DelayedSocketStream(SocketStream):
 
     Loopback delivers the request to the server at once, so the whole round
     trip is put on the way back. The socket is drained as soon as data lands
-    (the kernel stamp of each read kept apart) and each read waits for its
-    own due time: a delay line. Sleeping before a read instead would let the
-    tokens that arrive meanwhile pile up into one read with one stamp,
-    squashing the gaps between them. The delay is drawn again at each write
-    (a new round trip starts there) and only then: the chunks of one
-    response keep the server's pacing, as a constant one-way delay would.
-    Due times never go backwards, since TCP keeps order.
+    (as SocketStream does) and each read waits for its own due time: a delay
+    line. Sleeping before a read instead would let the tokens that arrive
+    meanwhile pile up into one read with one stamp, squashing the gaps
+    between them. The delay is drawn again at each write (a new round trip
+    starts there) and only then: the chunks of one response keep the
+    server's pacing, as a constant one-way delay would. Due times never go
+    backwards, since TCP keeps order.
     """
 
-    # Stop draining past this many queued bytes, so that a peer sending
-    # faster than we read is held back by TCP again, not by our memory.
-    MAX_QUEUED = 4 * READ_SIZE
-
     def __init__(self, sock: socket.socket, kernel_stamps: bool, rtt_ms: float, jitter_ms: float) -> None:
-        super().__init__(sock, kernel_stamps)
         self._rtt_ms = rtt_ms
         self._jitter_ms = jitter_ms
         self._offset_ns = emulated_delay_ns(rtt_ms, jitter_ms)
         self._last_due = 0
-        # (due_ns, bytes, or the exception a read raised); b"" is the EOF.
-        self._queue: collections.deque[tuple[int, bytes | OSError]] = collections.deque()
-        self._queued = 0
-        self._waiter: asyncio.Future | None = None
-        self._reading = False
-        self._ended = False  # EOF or an error was read: nothing more comes
-        self._start_reading()
+        super().__init__(sock, kernel_stamps)
 
-    def _start_reading(self) -> None:
-        if not self._reading and not self._ended and self._sock.fileno() >= 0:
-            self._loop.add_reader(self._sock.fileno(), self._on_readable)
-            self._reading = True
-
-    def _stop_reading(self) -> None:
-        if self._reading:
-            self._loop.remove_reader(self._sock.fileno())
-            self._reading = False
-
-    def _on_readable(self) -> None:
-        # One read per callback: the selector is level-triggered, so the loop
-        # calls again while more is waiting, between other tasks' work.
-        item: bytes | OSError
-        try:
-            item, stamp = self._recv_stamped(READ_SIZE)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            item, stamp = exc, time.perf_counter_ns()
+    def _due(self, stamp: int) -> int:
         due = max(self._last_due, stamp + self._offset_ns)
         self._last_due = due
-        self._queue.append((due, item))
-        if isinstance(item, OSError) or not item:
-            self._ended = True
-            self._stop_reading()
-        else:
-            self._queued += len(item)
-            if self._queued > self.MAX_QUEUED:
-                self._stop_reading()
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        return due
 
-    async def recv(self, max_bytes: int) -> bytes:
-        while not self._queue:
-            if self._ended:
-                return b""
-            self._start_reading()
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        due, item = self._queue[0]
+    async def _wait_due(self, due: int) -> None:
         while (left := due - time.perf_counter_ns()) > 0:
             await asyncio.sleep(left / 1e9)
-        self.last_stamp_ns = due
-        if isinstance(item, OSError):
-            raise httpcore.ReadError(str(item) or type(item).__name__) from item
-        if not item:
-            self._queue.popleft()
-            return b""
-        data = item[:max_bytes]
-        if len(item) > max_bytes:
-            self._queue[0] = (due, item[max_bytes:])
-        else:
-            self._queue.popleft()
-        self._queued -= len(data)
-        if self._queued <= self.MAX_QUEUED:
-            self._start_reading()
-        return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if buffer:
             self._offset_ns = emulated_delay_ns(self._rtt_ms, self._jitter_ms)
         await super().write(buffer, timeout)
-
-    def _close(self) -> None:
-        self._stop_reading()
-        self._ended = True
-        super()._close()
-
-    def get_extra_info(self, info: str) -> typing.Any:
-        # Data (or the peer's close) already drained into the delay line
-        # counts as readable: the pool must not reuse such a connection.
-        if info == "is_readable" and self._queue:
-            return True
-        return super().get_extra_info(info)
 
 
 class TLSStream(httpcore.AsyncNetworkStream):
