@@ -7,7 +7,9 @@ generator) from P probes x every seeded region, one slot every --interval second
 full hour, are stored the way the ingest worker stores them (probes.ingest.store, batches of 500, in
 time order as they arrive) and rolled up the way the maintenance queue does (probes.rollups.rebuild_range);
 then VACUUM ANALYZE, and the sizes PostgreSQL reports: pg_relation_size (the table), pg_indexes_size,
-pg_total_relation_size (table + indexes + TOAST), each divided by the table's rows.
+pg_total_relation_size (table + indexes + TOAST), summed over the partitions of a partitioned table (the raw
+measurements: probes.partitions) and each divided by the table's rows. Unlike bench/dashboard.py, which builds
+the indexes after its load, the indexes here grew row by row as ingest grows them.
 
 Rollup rows grow with the samples they hold (more distinct histogram buckets), so their size depends on
 the interval: run it with the interval you plan (--interval 10 for 360 samples per probe-region-hour).
@@ -149,13 +151,19 @@ def sizes(model, empty: dict | None = None) -> dict:
         cur.execute(f"VACUUM ANALYZE {table}")
         cur.execute(f"SELECT count(*) FROM {table}")
         rows = cur.fetchone()[0]
+        # A partitioned table and its indexes hold no pages of their own (size 0): the sizes are their leaf
+        # partitions'. pg_partition_tree lists nothing for a plain table or index, hence the relation itself too.
         cur.execute(
-            "SELECT pg_relation_size(%s), pg_indexes_size(%s), pg_total_relation_size(%s)", [table, table, table]
+            "SELECT sum(pg_relation_size(r)), sum(pg_indexes_size(r)), sum(pg_total_relation_size(r)) FROM "
+            "(SELECT relid AS r FROM pg_partition_tree(%(t)s::regclass) WHERE isleaf UNION SELECT %(t)s::regclass) s",
+            {"t": table},
         )
-        heap, indexes, total = cur.fetchone()
+        heap, indexes, total = (int(value or 0) for value in cur.fetchone())
         cur.execute(
-            "SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid) FROM pg_index i "
-            "WHERE i.indrelid = %s::regclass ORDER BY 2 DESC",
+            # Every fork (a BRIN index keeps a free space map), as pg_indexes_size counts them.
+            "SELECT i.indexrelid::regclass::text, sum(pg_total_relation_size(t.r))::bigint FROM pg_index i "
+            "CROSS JOIN LATERAL (SELECT relid AS r FROM pg_partition_tree(i.indexrelid) WHERE isleaf "
+            "UNION SELECT i.indexrelid) t WHERE i.indrelid = %s::regclass GROUP BY 1 ORDER BY 2 DESC",
             [table],
         )
         each = dict(cur.fetchall())

@@ -738,8 +738,6 @@ class Measurement(models.Model):
             # Time-range exports and retention pruning. Rows arrive roughly in
             # started_at order, so BRIN stays tiny where a B-tree would be huge.
             BrinIndex(fields=["started_at"], name="meas_started_brin"),
-            # A probe's recent measurements (probe page, admin drill-down).
-            models.Index(fields=["probe", "started_at"], name="meas_probe_started"),
             # Per-target failures list: failures are rare, so a partial index
             # stays small and skips the bulk of successful rows.
             models.Index(fields=["target", "started_at"], condition=~Q(outcome=OK), name="meas_target_failures"),
