@@ -357,7 +357,8 @@ def _insert(kept: list[dict]) -> list[dict]:
             write = copy.write_row
             for row in kept:
                 write([row[c] for c in COLUMNS])
-        cur.execute(_insert_sql())
+        # Binary results: the stored rows' slots come back as timestamps, not text to parse.
+        cur.execute(_insert_sql(), binary=True)
         inserted = cur.fetchall()
     by_key = {(r["probe_id"], r["region_id"], r["scheduled_for"]): r for r in kept}
     items = []
