@@ -30,7 +30,7 @@ from probes.engine.result import CONNECTIONS, OUTCOMES
 from probes.fleet.trust import Origin
 from probes.metrics import BY_COLUMN, METRICS, OTHER_FIELDS, PROMETHEUS_HISTOGRAM
 from probes.rollups import count_ingest
-from probes.rollups.locks import hold_ingest_ids
+from probes.rollups.locks import hold_ingest_ids, hold_ingest_ids_sql
 from probes.slos.counting import count_after_ingest
 from probes.slot_time import SLOT_AHEAD_GRACE, SLOT_EARLY, SLOT_LATE, slot_is_ahead, started_near_slot
 
@@ -140,6 +140,13 @@ def _time(name: str, value, now: datetime) -> datetime:
     return when
 
 
+_INF = math.inf
+# (name, ceiling or None) and (name, exclusive limit), in column order: one tuple walk per row.
+_FLOAT_RULES = tuple((name, CEILINGS.get(name)) for name in FLOAT_FIELDS)
+_INT_RULES = tuple((name, INT_LIMITS[name]) for name in INT_FIELDS)
+_TEXT_RULES = tuple(TEXT_FIELDS.items())
+
+
 def clean(payload: dict, now: datetime, implausible: list[str] | None = None) -> dict:
     """One validated row (column -> value) from a worker's payload. Values
     above their metric's ceiling become None, each noted in `implausible`."""
@@ -154,36 +161,55 @@ def clean(payload: dict, now: datetime, implausible: list[str] | None = None) ->
         if not 0 < value < MAX_ID:
             raise BadPayload(f"{key} {value} is out of range")
         row[key] = value
-    row["scheduled_for"] = _time("scheduled_for", payload.get("scheduled_for"), now)
-    row["started_at"] = _time("started_at", res.get("started_at"), now)
-    if not started_near_slot(row["started_at"], row["scheduled_for"]):
+    row["scheduled_for"] = scheduled_for = _time("scheduled_for", payload.get("scheduled_for"), now)
+    row["started_at"] = started_at = _time("started_at", res.get("started_at"), now)
+    if not started_near_slot(started_at, scheduled_for):
         # The database would refuse it too (measurement_started_near_slot), with the rest of the batch.
         raise BadPayload(
-            f"started_at {row['started_at'].isoformat()} is not within {SLOT_EARLY} before to {SLOT_LATE} after "
-            f"its slot {row['scheduled_for'].isoformat()} (probes.slot_time: a worker's clock off, or a run "
+            f"started_at {started_at.isoformat()} is not within {SLOT_EARLY} before to {SLOT_LATE} after "
+            f"its slot {scheduled_for.isoformat()} (probes.slot_time: a worker's clock off, or a run "
             "started after its order expired)"
         )
-    row["worker"] = _text(payload.get("worker") or "", 255)
+    worker = payload.get("worker") or ""
+    row["worker"] = worker[:255] if _plain_text(worker) else _text(worker, 255)
     row["ingested_at"] = now
-    if res.get("outcome") not in OUTCOMES:
-        raise BadPayload(f"unknown outcome {str(res.get('outcome'))[:40]!r}")
-    row["outcome"] = res["outcome"]
-    row["connection"] = res.get("connection") if res.get("connection") in CONNECTIONS else "cold"
+    outcome = res.get("outcome")
+    if outcome not in OUTCOMES:
+        raise BadPayload(f"unknown outcome {str(outcome)[:40]!r}")
+    row["outcome"] = outcome
+    conn = res.get("connection")
+    row["connection"] = conn if conn in CONNECTIONS else "cold"
     estimated = res.get("tokens_estimated")
     row["tokens_estimated"] = estimated if isinstance(estimated, bool) else None
-    for name in FLOAT_FIELDS:
-        row[name] = _float(name, res.get(name))
-        ceiling = CEILINGS.get(name)
-        if ceiling is not None and row[name] is not None and row[name] > ceiling:
-            if implausible is not None:
-                implausible.append(f"{name}={row[name]:g} {BY_COLUMN[name].unit} (over {ceiling:g})")
-            row[name] = None
-    for name in INT_FIELDS:
-        row[name] = _int(name, res.get(name))
-    for name, limit in TEXT_FIELDS.items():
-        value = res.get(name)
-        row[name] = None if value is None else _text(value, limit)
+    get = res.get
+    # The checks of _float, _int and _text inlined for the common value; anything else goes through them, for
+    # their refusal or their conversion.
+    for name, ceiling in _FLOAT_RULES:
+        value = get(name)
+        if value is not None:
+            if not (type(value) is float and 0 <= value < _INF):
+                value = _float(name, value)
+            if ceiling is not None and value is not None and value > ceiling:
+                if implausible is not None:
+                    implausible.append(f"{name}={value:g} {BY_COLUMN[name].unit} (over {ceiling:g})")
+                value = None
+        row[name] = value
+    for name, limit in _INT_RULES:
+        value = get(name)
+        if value is not None and not (type(value) is int and 0 <= value < limit):
+            value = _int(name, value)
+        row[name] = value
+    for name, limit in _TEXT_RULES:
+        value = get(name)
+        if value is not None:
+            value = value[:limit] if _plain_text(value) else _text(value, limit)
+        row[name] = value
     return row
+
+
+def _plain_text(value: object) -> bool:
+    # ASCII without NUL needs none of _text's repairs (no NUL, no surrogate).
+    return type(value) is str and value.isascii() and "\x00" not in value
 
 
 def store(
@@ -260,16 +286,23 @@ def _configured(rows: list[tuple[dict, object, Origin | None]], letters: list[tu
 
     if not rows:
         return []
-    probe_ids = {row["probe_id"] for row, _, _ in rows}
-    # The interval is read along with the target: still one query for the batch's probes.
-    found = list(Probe.objects.filter(id__in=probe_ids).values_list("id", "target_id", "interval_seconds"))
-    targets = {pid: target for pid, target, _ in found}
-    intervals = {pid: interval for pid, _, interval in found}
-    regions = set(
-        Probe.regions.through.objects.filter(
-            probe_id__in=probe_ids, region_id__in={row["region_id"] for row, _, _ in rows}
-        ).values_list("probe_id", "region_id")
-    )
+    probe_ids = sorted({row["probe_id"] for row, _, _ in rows})
+    region_ids = sorted({row["region_id"] for row, _, _ in rows})
+    # One query for the batch: each probe's target and interval, and which of the batch's regions it runs from.
+    through = Probe.regions.through._meta
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT p.id, p.target_id, p.interval_seconds, "
+            f"array_remove(array_agg(r.{through.get_field('region').column}), NULL) "
+            f"FROM {Probe._meta.db_table} p LEFT JOIN {through.db_table} r "
+            f"ON r.{through.get_field('probe').column} = p.id AND r.{through.get_field('region').column} = ANY(%s) "
+            "WHERE p.id = ANY(%s) GROUP BY p.id",
+            [region_ids, probe_ids],
+        )
+        found = cur.fetchall()
+    targets = {pid: target for pid, target, _, _ in found}
+    intervals = {pid: interval for pid, _, interval, _ in found}
+    regions = {(pid, region) for pid, _, _, runs_from in found for region in runs_from}
     kept = []
     for row, payload, came_from in rows:
         probe_id, target_id, region_id = row["probe_id"], row["target_id"], row["region_id"]
@@ -308,20 +341,24 @@ def _hour(when: datetime) -> datetime:
 def _insert(kept: list[dict]) -> list[dict]:
     # COPY into a per-connection staging table, then one INSERT ... SELECT
     # with ON CONFLICT: COPY formats rows in C, where binding thousands of
-    # parameters (or arrays of them) costs more than the insert itself.
+    # parameters (or arrays of them) costs more than the insert itself. Binary,
+    # so neither side formats or parses numbers and times as text.
     connection.ensure_connection()
-    # Before the INSERT draws ids, so a cut (a rollup rebuild's, the objectives' counter's) never falls among the
-    # ids of an uncommitted batch.
-    hold_ingest_ids()
     # Django's error wrapper, as around its own cursors: a refusal from this
     # raw cursor is then a django.db.DatabaseError like any other, and takes
     # the one-by-one path of store_with_retry instead of escaping it.
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cur:
-        cur.execute(_STAGE_SQL)
-        with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+        # The ingest ids' lock before the INSERT draws ids, so a cut (a rollup rebuild's, the objectives'
+        # counter's) never falls among the ids of an uncommitted batch; sent with the staging table's
+        # statement, in one round trip.
+        cur.execute(f"{hold_ingest_ids_sql()}; {_STAGE_SQL}")
+        with cur.copy(f"COPY {_STAGE} ({', '.join(COLUMNS)}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(_copy_types())
+            write = copy.write_row
             for row in kept:
-                copy.write_row([row[c] for c in COLUMNS])
-        cur.execute(_insert_sql())
+                write([row[c] for c in COLUMNS])
+        # Binary results: the stored rows' slots come back as timestamps, not text to parse.
+        cur.execute(_insert_sql(), binary=True)
         inserted = cur.fetchall()
     by_key = {(r["probe_id"], r["region_id"], r["scheduled_for"]): r for r in kept}
     items = []
@@ -334,6 +371,19 @@ def _insert(kept: list[dict]) -> list[dict]:
         items.append(_live_item(mid, row))
     _mark_hours_stale(hours)
     return items
+
+
+@functools.cache
+def _copy_types() -> list[str]:
+    """The staging columns' types for the binary COPY, read from the model's fields (a binary COPY must name
+    them, and they follow the model's migrations): varchar(255) is sent as varchar, and so on."""
+    from probes.models import Measurement
+
+    by_column = {field.column: field for field in Measurement._meta.concrete_fields}
+    missing = [column for column in COLUMNS if column not in by_column]
+    if missing:
+        raise LookupError(f"ingest's columns {missing} are not columns of {Measurement._meta.db_table}")
+    return [by_column[column].db_type(connection).split("(")[0].strip() for column in COLUMNS]
 
 
 _STAGE = "ingest_stage"

@@ -105,10 +105,13 @@ def known_keys(key_ids) -> dict[str, KnownKey]:
     """The stored keys among `key_ids`, whatever their state."""
     from probes.models import RegionKey
 
-    found = RegionKey.objects.filter(key_id__in=set(key_ids)).select_related("region")
+    # Values, not model instances: ingest asks once per batch, and a key's region needs only these.
+    found = RegionKey.objects.filter(key_id__in=set(key_ids)).values_list(
+        "key_id", "public_key", "region_id", "region__slug", "region__active", "retires_at"
+    )
     return {
-        k.key_id: KnownKey(PublicKey(k.key_id, k.public_key), k.region_id, k.region.slug, k.region.active, k.retires_at)
-        for k in found
+        key_id: KnownKey(PublicKey(key_id, public_key), region_id, slug, active, retires_at)
+        for key_id, public_key, region_id, slug, active, retires_at in found
     }
 
 

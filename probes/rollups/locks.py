@@ -122,7 +122,12 @@ def hold_ingest_ids() -> None:
     """Ingest's side of take_cut: call it in the storing transaction before the INSERT draws ids from the
     sequence. Shared, so ingests never wait for each other; held until commit."""
     with connection.cursor() as cur:
-        cur.execute("SELECT pg_advisory_xact_lock_shared(%s, 0)", [int(LockSpace.INGEST_IDS)])
+        cur.execute(hold_ingest_ids_sql())
+
+
+def hold_ingest_ids_sql() -> str:
+    """hold_ingest_ids' statement, for a caller that sends it together with others in one round trip."""
+    return f"SELECT pg_advisory_xact_lock_shared({int(LockSpace.INGEST_IDS)}, 0)"
 
 
 def take_cut() -> int:
