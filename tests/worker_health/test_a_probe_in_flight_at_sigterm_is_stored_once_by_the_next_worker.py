@@ -34,7 +34,7 @@ def held_slots(redis, queue: str) -> list[datetime]:
 
 def test_a_run_in_flight_at_sigterm_is_handed_back_and_stored_once(pipeline, llm_probe, mockllm):
     # Each call streams for about 12 s (60 tokens, 200 ms apart): still streaming when the stop's grace runs out.
-    # One slot every 30 s: the run in flight is the only one held.
+    # One slot every 30 s.
     probe = llm_probe(slug=REGION, interval=30, timeout=25, tokens=60, gap_ms=200)
     region = probe.regions.get()
     queue = region_queue(REGION)
@@ -47,20 +47,23 @@ def test_a_run_in_flight_at_sigterm_is_handed_back_and_stored_once(pipeline, llm
 
     wait_for(lambda: held_slots(pipeline.redis, queue), 90, message="a run to be taken")
     wait_for(streaming, 30, message="the call to be streaming")
-    (slot,) = held_slots(pipeline.redis, queue)
+    # Usually the run in flight alone; on a slow machine the next slot's order can be held too (prefetched).
+    held = held_slots(pipeline.redis, queue)
+    assert held
 
     took = sigterm_to_exit(doomed, stop_seconds("worker"))
     print(f"worker with a probe in flight: SIGTERM to exit {took:.2f} s")
     assert "handed back to the broker" in doomed.log(), doomed.log()
-    assert not Measurement.objects.filter(region=region, scheduled_for=slot).exists()
+    cut = [slot for slot in held if not Measurement.objects.filter(region=region, scheduled_for=slot).exists()]
+    assert cut, "every run held at SIGTERM was stored before the worker exited: none was in flight"
 
     pipeline.start_region(REGION)
     wait_for(
-        lambda: Measurement.objects.filter(region=region, scheduled_for=slot).exists(),
+        lambda: all(Measurement.objects.filter(region=region, scheduled_for=slot).exists() for slot in held),
         90,
-        message="the handed-back run, run by the next worker",
+        message="the handed-back runs, run by the next worker",
     )
     wait_for(lambda: pipeline.redis.hlen("unacked") == 0, 60, message="every run acknowledged")
     slots = Counter(Measurement.objects.filter(region=region).values_list("scheduled_for", flat=True))
-    assert slots[slot] == 1
+    assert [slots[slot] for slot in held] == [1] * len(held)
     assert [s for s, n in slots.items() if n > 1] == []
